@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# krwq - top-level entry points.  `make help` lists them.
+#
+# KDIR is the kernel build tree to build against.  By default it is the
+# project's test kernel (built once by scripts/test-kernel and cached in
+# ~/.cache/krwq); point it at /lib/modules/$(uname -r)/build for your own.
+
+ifneq ($(KERNELRELEASE),)
+include $(src)/Kbuild
+else
+
+KDIR ?= $(shell scripts/test-kernel)
+
+.PHONY: all modules demo check host-test clean help kernel
+
+all: modules
+
+modules:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+kernel:
+	scripts/test-kernel
+
+demo:
+	scripts/demo
+
+check:
+	scripts/check
+
+host-test: build/host-asan/rq_test build/host-tsan/rq_test
+	build/host-asan/rq_test
+	TSAN_OPTIONS=halt_on_error=1 build/host-tsan/rq_test
+
+include cxx-core/test/host.mk
+
+clean:
+	rm -rf build
+	@if [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
+
+help:
+	@echo 'make demo       boot the test VM, load krwq, show it working'
+	@echo 'make check      every test; ends with "N passed, N failed"'
+	@echo 'make            build krwq.ko and the KUnit module (KDIR=...)'
+	@echo 'make host-test  the core on the host: GoogleTest under ASan+UBSan, TSan'
+	@echo 'make kernel     build (once) the cached test kernel'
+
+endif

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * krwq_core.h - the seam between the kernel C module and the C++ receive
+ * queue core.  This is the only header both languages include.
+ *
+ * The core implements the logic of rdmavt's struct rvt_krwq (post, take,
+ * count, SRQ limit, resize, flush, reset) on memory that the C side owns:
+ * struct krwq_rq and struct krwq_krwq are defined in module/rq.h, allocated
+ * and lock-initialised by C, and only reached here through pointers.  The
+ * core checks its view of that memory at build time against offsets that
+ * Kbuild generates from the real C definitions (module/layout.c).
+ *
+ * Direction C -> C++: the krwq_rq_*() functions below.
+ * Direction C++ -> C: krwq_spin_lock_irqsave()/krwq_spin_unlock_irqrestore()
+ * and the flush sink callback; nothing else.
+ *
+ * Lock order (the one place it is written down; lockdep checks it):
+ *   p_lock  ->  c_lock  ->  completion queue lock
+ * A function that needs both ring locks takes p_lock first.  The flush sink
+ * runs with the ring lock(s) held and may take a CQ lock, never a ring lock.
+ */
+#ifndef KRWQ_CORE_H
+#define KRWQ_CORE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef unsigned char krwq_u8;
+typedef unsigned int krwq_u32;
+typedef unsigned long long krwq_u64;
+
+/* Linux errno values; the C side checks them against <linux/errno.h>. */
+enum krwq_errno {
+	KRWQ_ENOMEM = 12,
+	KRWQ_EINVAL = 22,
+};
+
+/* Hard limits of the core itself; devices choose smaller ones. */
+#define KRWQ_CORE_MAX_SGE 255u		/* num_sge is a u8 in the WQE */
+#define KRWQ_CORE_MAX_WR (1u << 24)	/* slots stay far below 2^31 */
+
+/**
+ * enum krwq_rq_state - what a receive queue accepts, from its QP's state.
+ * @KRWQ_RQ_RESET: posts fail with -EINVAL, nothing is taken (QP RESET).
+ * @KRWQ_RQ_POST_ONLY: posts are queued, nothing is taken (QP INIT).
+ * @KRWQ_RQ_ACTIVE: posts are queued and taken (RTR, RTS, SQD, SQE; SRQs).
+ * @KRWQ_RQ_FLUSH: posts complete at once as flushed, nothing is taken (ERR).
+ */
+enum krwq_rq_state {
+	KRWQ_RQ_RESET = 0,
+	KRWQ_RQ_POST_ONLY = 1,
+	KRWQ_RQ_ACTIVE = 2,
+	KRWQ_RQ_FLUSH = 3,
+};
+
+struct krwq_rq;
+struct krwq_krwq;
+struct ib_recv_wr;
+struct ib_sge;
+
+/**
+ * struct krwq_geometry - the sizes of one ring.
+ * @slots: entries in the ring, max_wr + 1 (one slot always stays empty).
+ * @stride: bytes from one entry to the next.
+ * @ring_bytes: slots * stride.
+ */
+struct krwq_geometry {
+	krwq_u32 slots;
+	krwq_u32 stride;
+	krwq_u64 ring_bytes;
+};
+
+/**
+ * struct krwq_sink - where flushed receive work requests are reported.
+ * @flushed: called once per flushed WR, in posting order, with ring locks
+ *           held; must not sleep and must not take a ring lock.
+ * @ctx: passed back to @flushed.
+ */
+struct krwq_sink {
+	void (*flushed)(void *ctx, krwq_u64 wr_id);
+	void *ctx;
+};
+
+/* krwq_taken.flags */
+#define KRWQ_TAKEN_LIMIT_REACHED 0x1u	/* raise IB_EVENT_SRQ_LIMIT_REACHED */
+
+/**
+ * struct krwq_taken - one work request taken from a ring, copied out.
+ * @wr_id: the work request's id.
+ * @num_sge: scatter entries copied into @sg_list.
+ * @flags: KRWQ_TAKEN_* bits.
+ * @sg_list: caller's array with room for the queue's max_sge entries.
+ */
+struct krwq_taken {
+	krwq_u64 wr_id;
+	krwq_u32 num_sge;
+	krwq_u32 flags;
+	struct ib_sge *sg_list;
+};
+
+/* Implemented by the core (cxx-core/seam.cpp). */
+int krwq_rq_geometry(krwq_u32 max_wr, krwq_u32 max_sge,
+		     struct krwq_geometry *geo);
+/* krwq_rq_init() flags */
+#define KRWQ_RING_USER 0x1u	/* storage is a user-mapped struct krwq_rwq */
+
+int krwq_rq_init(struct krwq_rq *rq, struct krwq_krwq *kwq, void *storage,
+		 krwq_u32 flags, krwq_u32 max_wr, krwq_u32 max_sge);
+int krwq_rq_post(struct krwq_rq *rq, const struct ib_recv_wr *wr,
+		 const struct ib_recv_wr **bad_wr,
+		 const struct krwq_sink *sink);
+int krwq_rq_take(struct krwq_rq *rq, struct krwq_taken *out);
+krwq_u32 krwq_rq_count(struct krwq_rq *rq);
+void krwq_rq_set_state(struct krwq_rq *rq, enum krwq_rq_state state,
+		       const struct krwq_sink *sink);
+enum krwq_rq_state krwq_rq_get_state(struct krwq_rq *rq);
+int krwq_rq_set_limit(struct krwq_rq *rq, krwq_u32 limit);
+krwq_u32 krwq_rq_limit(struct krwq_rq *rq);
+int krwq_rq_resize(struct krwq_rq *rq, void *storage, krwq_u32 max_wr,
+		   void **old_storage);
+
+/* Implemented by the kernel side (module/seam.c, or the host test seam). */
+unsigned long krwq_spin_lock_irqsave(void *lock);
+void krwq_spin_unlock_irqrestore(void *lock, unsigned long flags);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KRWQ_CORE_H */

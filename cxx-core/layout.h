@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// layout.h - the core's view of memory that C defines (module/rq.h and the
+// kernel's struct ib_sge / struct ib_recv_wr).  Every size and offset is
+// checked against krwq_layout.h, which Kbuild generates from the real C
+// definitions for the kernel being built against; a change on the C side
+// that this view does not follow fails the build here.
+#ifndef KRWQ_LAYOUT_H
+#define KRWQ_LAYOUT_H
+
+#include "base.h"
+#include "krwq_layout.h"
+
+namespace krwq {
+
+// struct ib_sge
+struct Sge {
+	u64 addr;
+	u32 length;
+	u32 lkey;
+};
+
+// struct ib_recv_wr (the wr_id member is a union with a pointer)
+struct RecvWr {
+	const RecvWr *next;
+	u64 wr_id;
+	const Sge *sg_list;
+	int num_sge;
+};
+
+// struct krwq_rwqe: a header, then num_sge scatter entries
+struct Rwqe {
+	u64 wr_id;
+	u8 num_sge;
+	u8 padding[7];
+
+	Sge *sg_list() { return byte_offset<Sge>(this, KRWQ_RWQE_SG_LIST); }
+	const Sge *sg_list() const
+	{
+		return byte_offset<const Sge>(const_cast<Rwqe *>(this), KRWQ_RWQE_SG_LIST);
+	}
+};
+
+// struct krwq_rwq: a user-mappable ring
+struct UserRing {
+	u32 head;
+	u32 tail;
+
+	Rwqe *entries() { return byte_offset<Rwqe>(this, KRWQ_RWQ_WQ); }
+};
+
+// A kernel spinlock_t, opaque to the core: only its address is used.
+struct alignas(KRWQ_SPINLOCK_ALIGN) LockBytes {
+	unsigned char bytes[KRWQ_SPINLOCK_SIZE];
+};
+
+// struct krwq_krwq
+struct KernelRing {
+	LockBytes p_lock;
+	u32 head;
+	alignas(KRWQ_CACHE_LINE) LockBytes c_lock;
+	u32 tail;
+	u32 count;
+	Rwqe *curr_wq;
+
+	Rwqe *inline_entries() { return byte_offset<Rwqe>(this, KRWQ_KRWQ_WQ); }
+};
+
+// struct krwq_rq
+struct QueueDesc {
+	UserRing *wq;
+	KernelRing *kwq;
+	u32 size;
+	u32 stride;
+	u32 limit;
+	u8 max_sge;
+	u8 state;
+};
+
+#define KRWQ_CHECK_SIZE(type, c_size) \
+	static_assert(sizeof(type) == (c_size), #type " differs in size from its C definition")
+#define KRWQ_CHECK_OFFSET(type, member, c_off) \
+	static_assert(__builtin_offsetof(type, member) == (c_off), \
+		      #type "::" #member " is not where C puts it")
+
+KRWQ_CHECK_SIZE(Sge, KRWQ_SGE_SIZE);
+KRWQ_CHECK_OFFSET(Sge, addr, KRWQ_SGE_ADDR);
+KRWQ_CHECK_OFFSET(Sge, length, KRWQ_SGE_LENGTH);
+KRWQ_CHECK_OFFSET(Sge, lkey, KRWQ_SGE_LKEY);
+
+KRWQ_CHECK_SIZE(RecvWr, KRWQ_RECV_WR_SIZE);
+KRWQ_CHECK_OFFSET(RecvWr, next, KRWQ_RECV_WR_NEXT);
+KRWQ_CHECK_OFFSET(RecvWr, wr_id, KRWQ_RECV_WR_WR_ID);
+KRWQ_CHECK_OFFSET(RecvWr, sg_list, KRWQ_RECV_WR_SG_LIST);
+KRWQ_CHECK_OFFSET(RecvWr, num_sge, KRWQ_RECV_WR_NUM_SGE);
+
+KRWQ_CHECK_SIZE(Rwqe, KRWQ_RWQE_SIZE);
+KRWQ_CHECK_OFFSET(Rwqe, wr_id, KRWQ_RWQE_WR_ID);
+KRWQ_CHECK_OFFSET(Rwqe, num_sge, KRWQ_RWQE_NUM_SGE);
+static_assert(KRWQ_RWQE_SG_LIST == sizeof(Rwqe), "sg_list must follow the WQE header");
+static_assert(KRWQ_RWQE_SG_LIST % alignof(Sge) == 0, "sg_list must be aligned for Sge");
+
+KRWQ_CHECK_SIZE(UserRing, KRWQ_RWQ_SIZE);
+KRWQ_CHECK_OFFSET(UserRing, head, KRWQ_RWQ_HEAD);
+KRWQ_CHECK_OFFSET(UserRing, tail, KRWQ_RWQ_TAIL);
+static_assert(KRWQ_RWQ_WQ == sizeof(UserRing), "user entries must follow head and tail");
+
+KRWQ_CHECK_SIZE(LockBytes, KRWQ_SPINLOCK_SIZE);
+KRWQ_CHECK_SIZE(KernelRing, KRWQ_KRWQ_SIZE);
+KRWQ_CHECK_OFFSET(KernelRing, p_lock, KRWQ_KRWQ_P_LOCK);
+KRWQ_CHECK_OFFSET(KernelRing, head, KRWQ_KRWQ_HEAD);
+KRWQ_CHECK_OFFSET(KernelRing, c_lock, KRWQ_KRWQ_C_LOCK);
+KRWQ_CHECK_OFFSET(KernelRing, tail, KRWQ_KRWQ_TAIL);
+KRWQ_CHECK_OFFSET(KernelRing, count, KRWQ_KRWQ_COUNT);
+KRWQ_CHECK_OFFSET(KernelRing, curr_wq, KRWQ_KRWQ_CURR_WQ);
+static_assert(KRWQ_KRWQ_WQ == __builtin_offsetof(KernelRing, curr_wq) + sizeof(Rwqe *),
+	      "wq[] must follow curr_wq");
+static_assert(KRWQ_KRWQ_C_LOCK % KRWQ_CACHE_LINE == 0, "c_lock must start a cache line");
+static_assert(KRWQ_KRWQ_C_LOCK >= KRWQ_KRWQ_HEAD + sizeof(u32),
+	      "the consumer lock must not share a line with the producer side");
+
+KRWQ_CHECK_SIZE(QueueDesc, KRWQ_RQ_SIZE);
+KRWQ_CHECK_OFFSET(QueueDesc, wq, KRWQ_RQ_WQ);
+KRWQ_CHECK_OFFSET(QueueDesc, kwq, KRWQ_RQ_KWQ);
+KRWQ_CHECK_OFFSET(QueueDesc, size, KRWQ_RQ_SLOTS);
+KRWQ_CHECK_OFFSET(QueueDesc, stride, KRWQ_RQ_STRIDE);
+KRWQ_CHECK_OFFSET(QueueDesc, limit, KRWQ_RQ_LIMIT);
+KRWQ_CHECK_OFFSET(QueueDesc, max_sge, KRWQ_RQ_MAX_SGE);
+KRWQ_CHECK_OFFSET(QueueDesc, state, KRWQ_RQ_STATE);
+
+#undef KRWQ_CHECK_SIZE
+#undef KRWQ_CHECK_OFFSET
+
+}  // namespace krwq
+
+#endif  // KRWQ_LAYOUT_H

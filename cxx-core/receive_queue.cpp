@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// receive_queue.cpp - post, take, flush, reset, limit and resize.
+#include "receive_queue.h"
+
+#include "spin_guard.h"
+
+namespace krwq {
+
+Status compute_geometry(u32 max_wr, u32 max_sge, krwq_geometry *out)
+{
+	if (max_wr > KRWQ_CORE_MAX_WR || max_sge > KRWQ_CORE_MAX_SGE)
+		return Status::kInvalid;
+	// Both bounds keep every product below 2^32 * 2^13: no overflow.
+	const u32 stride = sizeof(Rwqe) + max_sge * sizeof(Sge);
+	out->slots = max_wr + 1;
+	out->stride = stride;
+	out->ring_bytes = static_cast<u64>(out->slots) * stride;
+	return Status::kOk;
+}
+static_assert(static_cast<u64>(KRWQ_CORE_MAX_WR + 1) *
+		      (sizeof(Rwqe) + KRWQ_CORE_MAX_SGE * sizeof(Sge)) < (1ull << 40),
+	      "ring sizes must not overflow");
+static_assert((KRWQ_CORE_MAX_SGE + 1) * sizeof(Sge) < (1u << 16), "stride fits easily in u32");
+static_assert(KRWQ_CORE_MAX_SGE <= 255, "num_sge is stored in a u8");
+
+void ReceiveQueue::init(KernelRing *kwq, void *storage, bool user, const krwq_geometry &geo,
+			u32 max_sge)
+{
+	// Nobody else can see the queue yet: plain stores are enough.
+	q_.kwq = kwq;
+	q_.wq = user ? static_cast<UserRing *>(storage) : nullptr;
+	q_.size = geo.slots;
+	q_.stride = geo.stride;
+	q_.max_sge = static_cast<u8>(max_sge);
+	q_.limit = 0;
+	q_.state = KRWQ_RQ_RESET;
+	kwq->curr_wq = user ? q_.wq->entries() : static_cast<Rwqe *>(storage);
+	empty_ring();
+}
+
+// Reads the producer's head for a consumer.  A user-mapped head is
+// untrusted: a value outside the ring means "nothing posted".
+bool ReceiveQueue::head_for_consumer(u32 *head) const
+{
+	const u32 h = load_acquire(user_ring() ? &q_.wq->head : &q_.kwq->head);
+	if (h >= q_.size)
+		return false;
+	*head = h;
+	return true;
+}
+
+void ReceiveQueue::publish_tail(u32 tail)
+{
+	store_release(&q_.kwq->tail, tail);
+	if (user_ring())
+		store_release(&q_.wq->tail, tail);
+}
+
+// Caller holds both locks.
+void ReceiveQueue::empty_ring()
+{
+	store_release(&q_.kwq->head, 0u);
+	if (user_ring())
+		store_release(&q_.wq->head, 0u);
+	publish_tail(0);
+	q_.kwq->count = 0;
+}
+
+Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_sink *sink)
+{
+	KernelRing &k = *q_.kwq;
+	SpinGuard producer(&k.p_lock);
+
+	const auto state = static_cast<krwq_rq_state>(q_.state);
+	if (state == KRWQ_RQ_RESET) {
+		*bad_wr = wr;
+		return Status::kInvalid;
+	}
+
+	u32 head;
+	if (user_ring()) {
+		head = load_acquire(&q_.wq->head);
+		if (head >= q_.size) {
+			*bad_wr = wr;
+			return Status::kInvalid;
+		}
+	} else {
+		head = load_relaxed(&k.head);	// only p_lock holders write it
+	}
+	const u32 first_head = head;
+	u32 tail = load_acquire(&k.tail);
+	Status status = Status::kOk;
+
+	for (; wr; wr = wr->next) {
+		if (wr->num_sge < 0 || static_cast<u32>(wr->num_sge) > q_.max_sge) {
+			status = Status::kInvalid;
+			break;
+		}
+		if (state == KRWQ_RQ_FLUSH) {
+			if (!sink) {
+				status = Status::kInvalid;
+				break;
+			}
+			sink->flushed(sink->ctx, wr->wr_id);
+			continue;
+		}
+		const u32 after = next(head);
+		if (after == tail) {
+			tail = load_acquire(&k.tail);	// a consumer may have moved on
+			if (after == tail) {
+				status = Status::kNoMemory;
+				break;
+			}
+		}
+		Rwqe *e = entry(head);
+		e->wr_id = wr->wr_id;
+		e->num_sge = static_cast<u8>(wr->num_sge);
+		if (wr->num_sge)
+			copy_bytes(e->sg_list(), wr->sg_list,
+				   static_cast<usize>(wr->num_sge) * sizeof(Sge));
+		head = after;
+	}
+	if (status != Status::kOk)
+		*bad_wr = wr;
+
+	// One release store makes every entry written above visible to
+	// consumers, which read the head with an acquire load.
+	if (head != first_head)
+		store_release(user_ring() ? &q_.wq->head : &k.head, head);
+	return status;
+}
+
+TakeResult ReceiveQueue::take(krwq_taken *out)
+{
+	KernelRing &k = *q_.kwq;
+	SpinGuard consumer(&k.c_lock);
+
+	if (q_.state != KRWQ_RQ_ACTIVE)
+		return TakeResult::kEmpty;
+
+	const u32 tail = load_relaxed(&k.tail);	// only c_lock holders write it
+	if (k.count < kCountRefresh) {
+		u32 head;
+		k.count = head_for_consumer(&head) ? occupancy(head, tail) : 0;
+		if (k.count == 0)
+			return TakeResult::kEmpty;
+	}
+
+	// Copy the entry once; in a user ring it may change under us, so
+	// nothing below reads the ring again.
+	const Rwqe *e = entry(tail);
+	const u8 num_sge = load_relaxed(&e->num_sge);
+	out->wr_id = load_relaxed(&e->wr_id);
+	out->flags = 0;
+	TakeResult result = TakeResult::kTaken;
+	if (num_sge > q_.max_sge) {
+		out->num_sge = 0;
+		result = TakeResult::kMalformed;
+	} else {
+		out->num_sge = num_sge;
+		if (num_sge)
+			copy_bytes(out->sg_list, e->sg_list(), num_sge * sizeof(Sge));
+	}
+
+	publish_tail(next(tail));
+	k.count--;
+
+	// SRQ limit: the cached count is a lower bound, so only when it is
+	// under the limit is the real length worth reading.
+	if (q_.limit && k.count < q_.limit) {
+		u32 head;
+		k.count = head_for_consumer(&head) ? occupancy(head, next(tail)) : 0;
+		if (k.count < q_.limit) {
+			store_relaxed(&q_.limit, 0u);
+			out->flags |= KRWQ_TAKEN_LIMIT_REACHED;
+		}
+	}
+	return result;
+}
+
+u32 ReceiveQueue::count()
+{
+	KernelRing &k = *q_.kwq;
+	SpinGuard consumer(&k.c_lock);
+	u32 head;
+	if (!head_for_consumer(&head))
+		return 0;
+	k.count = occupancy(head, load_relaxed(&k.tail));
+	return k.count;
+}
+
+// Caller holds both locks.  Completes every posted entry, oldest first.
+void ReceiveQueue::drain(const krwq_sink *sink)
+{
+	KernelRing &k = *q_.kwq;
+	u32 head;
+	u32 tail = load_relaxed(&k.tail);
+	if (head_for_consumer(&head)) {
+		for (; tail != head; tail = next(tail)) {
+			if (sink)
+				sink->flushed(sink->ctx, load_relaxed(&entry(tail)->wr_id));
+		}
+	}
+	publish_tail(tail);
+	k.count = 0;
+}
+
+void ReceiveQueue::set_state(krwq_rq_state state, const krwq_sink *sink)
+{
+	KernelRing &k = *q_.kwq;
+	SpinGuard producer(&k.p_lock);
+	SpinGuard consumer(&k.c_lock);
+
+	if (state == KRWQ_RQ_FLUSH)
+		drain(sink);
+	else if (state == KRWQ_RQ_RESET)
+		empty_ring();
+	q_.state = static_cast<u8>(state);
+}
+
+krwq_rq_state ReceiveQueue::state()
+{
+	SpinGuard consumer(&q_.kwq->c_lock);
+	return static_cast<krwq_rq_state>(q_.state);
+}
+
+Status ReceiveQueue::set_limit(u32 limit)
+{
+	SpinGuard consumer(&q_.kwq->c_lock);
+	if (limit > max_wr())
+		return Status::kInvalid;
+	store_relaxed(&q_.limit, limit);
+	return Status::kOk;
+}
+
+Status ReceiveQueue::resize(void *storage, u32 max_wr, void **old_storage)
+{
+	krwq_geometry geo;
+	if (compute_geometry(max_wr, q_.max_sge, &geo) != Status::kOk)
+		return Status::kInvalid;
+
+	// Producers and consumers are both shut out while entries move.
+	KernelRing &k = *q_.kwq;
+	SpinGuard producer(&k.p_lock);
+	SpinGuard consumer(&k.c_lock);
+
+	u32 head;
+	u32 tail = load_relaxed(&k.tail);
+	const u32 n = head_for_consumer(&head) ? occupancy(head, tail) : 0;
+	if (n >= geo.slots || q_.limit >= geo.slots)
+		return Status::kInvalid;
+
+	UserRing *new_user = user_ring() ? static_cast<UserRing *>(storage) : nullptr;
+	Rwqe *new_entries = new_user ? new_user->entries() : static_cast<Rwqe *>(storage);
+	for (u32 i = 0; i < n; i++, tail = next(tail))
+		copy_bytes(byte_offset<char>(new_entries, static_cast<usize>(i) * geo.stride),
+			   entry(tail), geo.stride);
+
+	*old_storage = user_ring() ? static_cast<void *>(q_.wq) : static_cast<void *>(k.curr_wq);
+	k.curr_wq = new_entries;
+	q_.wq = new_user;
+	q_.size = geo.slots;
+	store_release(&k.head, n);
+	if (new_user)
+		store_release(&new_user->head, n);
+	publish_tail(0);
+	k.count = n;
+	return Status::kOk;
+}
+
+}  // namespace krwq

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// receive_queue.h - the receive queue logic of rdmavt's struct rvt_krwq,
+// done over memory that C owns (see layout.h).  A ReceiveQueue is a view:
+// it holds a reference to the C descriptor and nothing else, so making
+// one per call costs nothing and allocates nothing.
+//
+// Who touches what (the memory-ordering contract):
+//  - producer head: written by the producer under p_lock with a release
+//    store; read by consumers with an acquire load.  In a user-mapped ring
+//    user space is the producer and the value is validated on every read.
+//  - kernel tail (KernelRing::tail): written by consumers under c_lock with
+//    a release store; read by producers with an acquire load.  For a user
+//    ring it is also published to UserRing::tail, which the kernel never
+//    reads back.
+//  - count: a lower bound on the posted entries, read and written only
+//    under c_lock, never larger than the true length.
+//  - limit: written under c_lock; read without a lock only by queries.
+//  - state, size, stride, curr_wq, wq: written only with both locks held,
+//    so either lock is enough to read them.
+#ifndef KRWQ_RECEIVE_QUEUE_H
+#define KRWQ_RECEIVE_QUEUE_H
+
+#include "layout.h"
+
+namespace krwq {
+
+// Ring sizes for max_wr work requests of up to max_sge entries each.
+Status compute_geometry(u32 max_wr, u32 max_sge, krwq_geometry *out);
+
+// What take() found.
+enum class TakeResult : int {
+	kMalformed = -KRWQ_EINVAL,	// consumed, but a user ring held garbage
+	kEmpty = 0,			// nothing to take in this state
+	kTaken = 1,
+};
+
+class ReceiveQueue {
+public:
+	explicit ReceiveQueue(krwq_rq *rq) : q_(*reinterpret_cast<QueueDesc *>(rq)) {}
+
+	void init(KernelRing *kwq, void *storage, bool user, const krwq_geometry &geo,
+		  u32 max_sge);
+	Status post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_sink *sink);
+	TakeResult take(krwq_taken *out);
+	u32 count();
+	void set_state(krwq_rq_state state, const krwq_sink *sink);
+	krwq_rq_state state();
+	Status set_limit(u32 limit);
+	u32 limit() const { return load_relaxed(&q_.limit); }
+	Status resize(void *storage, u32 max_wr, void **old_storage);
+
+private:
+	// Entries are refreshed from the shared head only when the cached
+	// count drops below this, keeping consumers off the producer's line.
+	static constexpr u32 kCountRefresh = 16;
+
+	bool user_ring() const { return q_.wq != nullptr; }
+	u32 max_wr() const { return q_.size - 1; }
+	u32 next(u32 idx) const { return idx + 1 == q_.size ? 0 : idx + 1; }
+	u32 occupancy(u32 head, u32 tail) const
+	{
+		return head >= tail ? head - tail : head + q_.size - tail;
+	}
+	Rwqe *entry(u32 idx) const
+	{
+		return byte_offset<Rwqe>(q_.kwq->curr_wq, static_cast<usize>(idx) * q_.stride);
+	}
+	bool head_for_consumer(u32 *head) const;
+	void publish_tail(u32 tail);
+	void empty_ring();
+	void drain(const krwq_sink *sink);
+
+	QueueDesc &q_;
+};
+
+}  // namespace krwq
+
+#endif  // KRWQ_RECEIVE_QUEUE_H

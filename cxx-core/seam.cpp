@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// seam.cpp - the extern "C" entry points of krwq_core.h.  Each one turns
+// the C pointers into the core's views and its result into an errno.
+#include "receive_queue.h"
+
+using krwq::ReceiveQueue;
+using krwq::RecvWr;
+
+namespace {
+
+// The C side hands out `struct ib_recv_wr` and `struct ib_sge`, which the
+// core knows as RecvWr and Sge (layout.h checks that they agree).
+const RecvWr *as_recv_wr(const ib_recv_wr *wr) { return reinterpret_cast<const RecvWr *>(wr); }
+
+}  // namespace
+
+extern "C" {
+
+int krwq_rq_geometry(krwq_u32 max_wr, krwq_u32 max_sge, krwq_geometry *geo)
+{
+	return krwq::to_errno(krwq::compute_geometry(max_wr, max_sge, geo));
+}
+
+int krwq_rq_init(krwq_rq *rq, krwq_krwq *kwq, void *storage, krwq_u32 flags, krwq_u32 max_wr,
+		 krwq_u32 max_sge)
+{
+	krwq_geometry geo;
+	const auto status = krwq::compute_geometry(max_wr, max_sge, &geo);
+	if (status == krwq::Status::kOk)
+		ReceiveQueue(rq).init(reinterpret_cast<krwq::KernelRing *>(kwq), storage,
+				      flags & KRWQ_RING_USER, geo, max_sge);
+	return krwq::to_errno(status);
+}
+
+int krwq_rq_post(krwq_rq *rq, const ib_recv_wr *wr, const ib_recv_wr **bad_wr,
+		 const krwq_sink *sink)
+{
+	const RecvWr *bad = nullptr;
+	const auto status = ReceiveQueue(rq).post(as_recv_wr(wr), &bad, sink);
+	if (status != krwq::Status::kOk)
+		*bad_wr = reinterpret_cast<const ib_recv_wr *>(bad);
+	return krwq::to_errno(status);
+}
+
+int krwq_rq_take(krwq_rq *rq, krwq_taken *out)
+{
+	return static_cast<int>(ReceiveQueue(rq).take(out));
+}
+
+krwq_u32 krwq_rq_count(krwq_rq *rq)
+{
+	return ReceiveQueue(rq).count();
+}
+
+void krwq_rq_set_state(krwq_rq *rq, krwq_rq_state state, const krwq_sink *sink)
+{
+	ReceiveQueue(rq).set_state(state, sink);
+}
+
+enum krwq_rq_state krwq_rq_get_state(krwq_rq *rq)
+{
+	return ReceiveQueue(rq).state();
+}
+
+int krwq_rq_set_limit(krwq_rq *rq, krwq_u32 limit)
+{
+	return krwq::to_errno(ReceiveQueue(rq).set_limit(limit));
+}
+
+krwq_u32 krwq_rq_limit(krwq_rq *rq)
+{
+	return ReceiveQueue(rq).limit();
+}
+
+int krwq_rq_resize(krwq_rq *rq, void *storage, krwq_u32 max_wr, void **old_storage)
+{
+	return krwq::to_errno(ReceiveQueue(rq).resize(storage, max_wr, old_storage));
+}
+
+}  // extern "C"

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * host_seam.c - the kernel's half of the seam, for user space, and the
+ * allocation side of rq_env.h: ring locks are pthread mutexes (which TSan
+ * understands) and rings are calloc()ed the way module/rq.c does it with
+ * kvzalloc().
+ */
+#include <sched.h>
+#include <stdlib.h>
+
+#include "rq.h"
+#include "rq_env.h"
+
+unsigned long krwq_spin_lock_irqsave(void *lock)
+{
+	pthread_mutex_lock(&((spinlock_t *)lock)->mutex);
+	return 0;
+}
+
+void krwq_spin_unlock_irqrestore(void *lock, unsigned long flags)
+{
+	(void)flags;
+	pthread_mutex_unlock(&((spinlock_t *)lock)->mutex);
+}
+
+static void *ring_storage(const struct krwq_geometry *geo, unsigned int user)
+{
+	if (user)
+		return calloc(1, sizeof(struct krwq_rwq) + geo->ring_bytes);
+	return calloc(1, geo->ring_bytes);
+}
+
+struct krwq_rq *rq_env_new(rq_test *t, u32 max_wr, u32 max_sge,
+			   unsigned int flags)
+{
+	unsigned int user = flags & RQ_ENV_USER;
+	struct krwq_geometry geo;
+	struct krwq_krwq *kwq;
+	struct krwq_rq *rq;
+	void *storage;
+	int ret;
+
+	ret = krwq_rq_geometry(max_wr, max_sge, &geo);
+	if (!RQ_EXPECT_EQ(t, ret, 0))
+		return NULL;
+	rq = calloc(1, sizeof(*rq));
+	kwq = calloc(1, sizeof(*kwq));
+	storage = ring_storage(&geo, user);
+	if (!RQ_EXPECT_TRUE(t, rq && kwq && storage)) {
+		free(rq);
+		free(kwq);
+		free(storage);
+		return NULL;
+	}
+	pthread_mutex_init(&kwq->p_lock.mutex, NULL);
+	pthread_mutex_init(&kwq->c_lock.mutex, NULL);
+	ret = krwq_rq_init(rq, kwq, storage, user ? KRWQ_RING_USER : 0,
+			   max_wr, max_sge);
+	RQ_EXPECT_EQ(t, ret, 0);
+	return rq;
+}
+
+int rq_env_resize(struct krwq_rq *rq, u32 max_wr)
+{
+	struct krwq_geometry geo;
+	void *storage, *old = NULL;
+	int ret;
+
+	ret = krwq_rq_geometry(max_wr, rq->max_sge, &geo);
+	if (ret)
+		return ret;
+	storage = ring_storage(&geo, rq->wq != NULL);
+	if (!storage)
+		return -KRWQ_ENOMEM;
+	ret = krwq_rq_resize(rq, storage, max_wr, &old);
+	free(ret ? storage : old);
+	return ret;
+}
+
+void rq_env_free(struct krwq_rq *rq)
+{
+	free(rq->wq ? (void *)rq->wq : (void *)rq->kwq->curr_wq);
+	pthread_mutex_destroy(&rq->kwq->p_lock.mutex);
+	pthread_mutex_destroy(&rq->kwq->c_lock.mutex);
+	free(rq->kwq);
+	free(rq);
+}
+
+void *rq_env_zalloc(size_t bytes)
+{
+	return calloc(1, bytes);
+}
+
+void rq_env_kfree(void *p)
+{
+	free(p);
+}
+
+void rq_env_relax(void)
+{
+	sched_yield();
+}
+
+u32 rq_env_slots(struct krwq_rq *rq)
+{
+	return rq->size;
+}
+
+u32 rq_env_cached_count(struct krwq_rq *rq)
+{
+	return __atomic_load_n(&rq->kwq->count, __ATOMIC_RELAXED);
+}
+
+u32 *rq_env_user_head(struct krwq_rq *rq)
+{
+	return rq->wq ? &rq->wq->head : NULL;
+}
+
+u32 *rq_env_user_tail(struct krwq_rq *rq)
+{
+	return rq->wq ? &rq->wq->tail : NULL;
+}
+
+void *rq_env_entry(struct krwq_rq *rq, u32 idx)
+{
+	return (char *)rq->kwq->curr_wq + (size_t)idx * rq->stride;
+}

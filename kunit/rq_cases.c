@@ -1,0 +1,1064 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rq_cases.c - the receive-queue cases, written once against the core's
+ * C API (krwq_core.h) and run both by KUnit in the test kernel and by
+ * GoogleTest on the host.  Each "rdmavt:" note names the 6.1 behaviour a
+ * case would catch (receive-queue-semantics.md, section 5).
+ */
+#include "rq_cases.h"
+
+#define SGE_MAX 8
+
+/* The scatter entries a case posts for @wr_id, so a take can check them. */
+static void fill_sges(struct ib_sge *sge, int n, u64 wr_id)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		sge[i].addr = (wr_id << 12) + i;
+		sge[i].length = i + 1;
+		sge[i].lkey = (u32)wr_id ^ (0x100u << i);
+	}
+}
+
+struct wr_list {
+	struct ib_recv_wr *wr;
+	struct ib_sge *sge;
+	int n;
+};
+
+/* @n chained WRs with ids first, first + 1, ..., each with @num_sge SGEs. */
+static bool make_list(struct wr_list *l, int n, u64 first, int num_sge)
+{
+	int i;
+
+	l->n = n;
+	l->wr = rq_env_zalloc(sizeof(*l->wr) * n);
+	l->sge = rq_env_zalloc(sizeof(*l->sge) * n * SGE_MAX);
+	if (!l->wr || !l->sge)
+		return false;
+	for (i = 0; i < n; i++) {
+		l->wr[i].next = i + 1 < n ? &l->wr[i + 1] : NULL;
+		l->wr[i].wr_id = first + i;
+		l->wr[i].sg_list = &l->sge[i * SGE_MAX];
+		l->wr[i].num_sge = num_sge;
+		fill_sges(l->wr[i].sg_list, num_sge, first + i);
+	}
+	return true;
+}
+
+static void free_list(struct wr_list *l)
+{
+	rq_env_kfree(l->wr);
+	rq_env_kfree(l->sge);
+}
+
+static int post_one(struct krwq_rq *rq, u64 wr_id, int num_sge)
+{
+	struct ib_sge sge[SGE_MAX];
+	struct ib_recv_wr wr = {
+		.wr_id = wr_id,
+		.sg_list = sge,
+		.num_sge = num_sge,
+	};
+	const struct ib_recv_wr *bad = NULL;
+
+	fill_sges(sge, num_sge < SGE_MAX ? num_sge : SGE_MAX, wr_id);
+	return krwq_rq_post(rq, &wr, &bad, NULL);
+}
+
+static int post_range(struct krwq_rq *rq, u64 first, int n, int num_sge)
+{
+	int i, ret;
+
+	for (i = 0; i < n; i++) {
+		ret = post_one(rq, first + i, num_sge);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Takes one WQE and checks it is @wr_id with the SGEs post_one() made. */
+static bool take_expect(rq_test *t, struct krwq_rq *rq, u64 wr_id,
+			int num_sge)
+{
+	struct ib_sge got[SGE_MAX], want[SGE_MAX];
+	struct krwq_taken out = { .sg_list = got };
+	int i, ret;
+
+	ret = krwq_rq_take(rq, &out);
+	if (!RQ_EXPECT_EQ(t, ret, 1) || !RQ_EXPECT_EQ(t, out.wr_id, wr_id))
+		return false;
+	RQ_EXPECT_EQ(t, out.num_sge, (u32)num_sge);
+	fill_sges(want, num_sge, wr_id);
+	for (i = 0; i < num_sge && i < (int)out.num_sge; i++) {
+		RQ_EXPECT_EQ(t, got[i].addr, want[i].addr);
+		RQ_EXPECT_EQ(t, got[i].length, want[i].length);
+		RQ_EXPECT_EQ(t, got[i].lkey, want[i].lkey);
+	}
+	return true;
+}
+
+static int take_any(struct krwq_rq *rq, struct krwq_taken *out)
+{
+	static struct ib_sge scratch[256]; /* contents are never read */
+
+	out->sg_list = scratch;
+	return krwq_rq_take(rq, out);
+}
+
+static struct krwq_rq *active_rq(rq_test *t, u32 max_wr, u32 max_sge,
+				 unsigned int flags)
+{
+	struct krwq_rq *rq = rq_env_new(t, max_wr, max_sge, flags);
+
+	if (rq)
+		krwq_rq_set_state(rq, KRWQ_RQ_ACTIVE, NULL);
+	return rq;
+}
+
+struct flush_log {
+	u64 ids[64];
+	int n;
+};
+
+static void log_flushed(void *ctx, u64 wr_id)
+{
+	struct flush_log *log = ctx;
+
+	if (log->n < 64)
+		log->ids[log->n] = wr_id;
+	log->n++;
+}
+
+/* --- ring sizing ------------------------------------------------------ */
+
+void rq_case_geometry_sizes(rq_test *t)
+{
+	struct krwq_geometry g;
+
+	RQ_EXPECT_EQ(t, krwq_rq_geometry(7, 3, &g), 0);
+	RQ_EXPECT_EQ(t, g.slots, 8u);
+	RQ_EXPECT_EQ(t, g.stride, 16u + 3 * 16);
+	RQ_EXPECT_EQ(t, g.ring_bytes, 8ull * 64);
+	RQ_EXPECT_EQ(t, krwq_rq_geometry(0, 0, &g), 0);
+	RQ_EXPECT_EQ(t, g.slots, 1u);
+	RQ_EXPECT_EQ(t, g.stride, 16u);
+}
+
+void rq_case_geometry_limits(rq_test *t)
+{
+	struct krwq_geometry g;
+
+	RQ_EXPECT_EQ(t, krwq_rq_geometry(KRWQ_CORE_MAX_WR, KRWQ_CORE_MAX_SGE, &g), 0);
+	RQ_EXPECT_EQ(t, g.ring_bytes,
+		     (u64)(KRWQ_CORE_MAX_WR + 1) * (16 + 16 * KRWQ_CORE_MAX_SGE));
+	RQ_EXPECT_EQ(t, krwq_rq_geometry(KRWQ_CORE_MAX_WR + 1, 1, &g), -KRWQ_EINVAL);
+	RQ_EXPECT_EQ(t, krwq_rq_geometry(0xffffffffu, 1, &g), -KRWQ_EINVAL);
+	RQ_EXPECT_EQ(t, krwq_rq_geometry(1, KRWQ_CORE_MAX_SGE + 1, &g), -KRWQ_EINVAL);
+}
+
+void rq_case_new_ring_is_reset(rq_test *t)
+{
+	struct krwq_rq *rq = rq_env_new(t, 4, 1, 0);
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_EXPECT_EQ(t, (int)krwq_rq_get_state(rq), KRWQ_RQ_RESET);
+	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
+	RQ_EXPECT_EQ(t, rq_env_slots(rq), 5u);
+	rq_env_free(rq);
+}
+
+/* --- posting ---------------------------------------------------------- */
+
+void rq_case_post_in_reset_fails(rq_test *t)
+{
+	struct krwq_rq *rq = rq_env_new(t, 4, 1, 0);
+	const struct ib_recv_wr *bad = NULL;
+	struct wr_list l;
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_ASSERT_TRUE(t, make_list(&l, 2, 1, 1));
+	RQ_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL), -KRWQ_EINVAL);
+	RQ_EXPECT_PTR_EQ(t, bad, &l.wr[0]);
+	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
+	free_list(&l);
+	rq_env_free(rq);
+}
+
+void rq_case_post_then_take(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 4, 4, 0);
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_EXPECT_EQ(t, post_one(rq, 42, 3), 0);
+	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 1u);
+	take_expect(t, rq, 42, 3);
+	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
+	rq_env_free(rq);
+}
+
+void rq_case_post_exact_capacity(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 16, 1, 0);
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_EXPECT_EQ(t, post_range(rq, 1, 16, 1), 0);
+	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 16u);
+	RQ_EXPECT_EQ(t, post_one(rq, 17, 1), -KRWQ_ENOMEM);
+	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 16u);
+	take_expect(t, rq, 1, 1);
+	RQ_EXPECT_EQ(t, post_one(rq, 17, 1), 0);
+	RQ_EXPECT_EQ(t, post_one(rq, 18, 1), -KRWQ_ENOMEM);
+	rq_env_free(rq);
+}
+
+void rq_case_post_list_full_midway(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 8, 2, 0);
+	const struct ib_recv_wr *bad = NULL;
+	struct wr_list l;
+	int i;
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_ASSERT_TRUE(t, make_list(&l, 11, 100, 2));
+	RQ_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL), -KRWQ_ENOMEM);
+	RQ_EXPECT_PTR_EQ(t, bad, &l.wr[8]);
+	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 8u);
+	for (i = 0; i < 8; i++)
+		take_expect(t, rq, 100 + i, 2);
+	free_list(&l);
+	rq_env_free(rq);
+}
+
+void rq_case_post_too_many_sge(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 8, 2, 0);
+	const struct ib_recv_wr *bad = NULL;
+	struct wr_list l;
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_ASSERT_TRUE(t, make_list(&l, 4, 1, 2));
+	l.wr[2].num_sge = 3;
+	RQ_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL), -KRWQ_EINVAL);
+	RQ_EXPECT_PTR_EQ(t, bad, &l.wr[2]);
+	/* the WRs before the bad one stay posted */
+	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 2u);
+	take_expect(t, rq, 1, 2);
+	take_expect(t, rq, 2, 2);
+	free_list(&l);
+	rq_env_free(rq);
+}
+
+void rq_case_post_negative_sge(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 8, 2, 0);
+	const struct ib_recv_wr *bad = NULL;
+	struct wr_list l;
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_ASSERT_TRUE(t, make_list(&l, 1, 1, 1));
+	l.wr[0].num_sge = -1;
+	RQ_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL), -KRWQ_EINVAL);
+	RQ_EXPECT_PTR_EQ(t, bad, &l.wr[0]);
+	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
+	free_list(&l);
+	rq_env_free(rq);
+}
+
+void rq_case_post_zero_sge(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 2, 0, 0);
+	struct ib_recv_wr wr = { .wr_id = 9, .sg_list = NULL, .num_sge = 0 };
+	const struct ib_recv_wr *bad = NULL;
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL), 0);
+	take_expect(t, rq, 9, 0);
+	rq_env_free(rq);
+}
+
+void rq_case_post_empty_list(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 2, 1, 0);
+	const struct ib_recv_wr *bad = NULL;
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_EXPECT_EQ(t, krwq_rq_post(rq, NULL, &bad, NULL), 0);
+	RQ_EXPECT_PTR_EQ(t, bad, NULL);
+	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
+	rq_env_free(rq);
+}
+
+void rq_case_post_copies_sges(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 2, 2, 0);
+	struct ib_sge sge[2];
+	struct ib_recv_wr wr = { .wr_id = 5, .sg_list = sge, .num_sge = 2 };
+	const struct ib_recv_wr *bad = NULL;
+
+	RQ_ASSERT_TRUE(t, rq);
+	fill_sges(sge, 2, 5);
+	RQ_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL), 0);
+	/* the caller may reuse its WR and SGEs as soon as post returns */
+	fill_sges(sge, 2, 77);
+	wr.wr_id = 77;
+	take_expect(t, rq, 5, 2);
+	rq_env_free(rq);
+}
+
+void rq_case_post_wraps_in_order(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 5, 1, 0);
+	u64 next_post = 1, next_take = 1;
+	int round;
+
+	RQ_ASSERT_TRUE(t, rq);
+	for (round = 0; round < 20; round++) {
+		int n = 1 + round % 5, i;
+
+		RQ_EXPECT_EQ(t, post_range(rq, next_post, n, 1), 0);
+		next_post += n;
+		for (i = 0; i < n; i++)
+			take_expect(t, rq, next_take++, 1);
+	}
+	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
+	rq_env_free(rq);
+}
+
+void rq_case_post_in_init_not_taken(rq_test *t)
+{
+	struct krwq_rq *rq = rq_env_new(t, 4, 1, 0);
+	struct krwq_taken out;
+
+	RQ_ASSERT_TRUE(t, rq);
+	krwq_rq_set_state(rq, KRWQ_RQ_POST_ONLY, NULL);
+	RQ_EXPECT_EQ(t, post_one(rq, 1, 1), 0);
+	RQ_EXPECT_EQ(t, take_any(rq, &out), 0);
+	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 1u);
+	krwq_rq_set_state(rq, KRWQ_RQ_ACTIVE, NULL);
+	take_expect(t, rq, 1, 1);
+	rq_env_free(rq);
+}
+
+void rq_case_post_in_error_flushes(rq_test *t)
+{
+	struct krwq_rq *rq = rq_env_new(t, 4, 1, 0);
+	struct flush_log log = { .n = 0 };
+	struct krwq_sink sink = { .flushed = log_flushed, .ctx = &log };
+	const struct ib_recv_wr *bad = NULL;
+	struct wr_list l;
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_ASSERT_TRUE(t, make_list(&l, 6, 10, 1));
+	krwq_rq_set_state(rq, KRWQ_RQ_FLUSH, &sink);
+	/* more WRs than the ring holds: none is queued, all complete */
+	RQ_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, &sink), 0);
+	RQ_EXPECT_EQ(t, log.n, 6);
+	RQ_EXPECT_EQ(t, log.ids[0], 10ull);
+	RQ_EXPECT_EQ(t, log.ids[5], 15ull);
+	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
+	free_list(&l);
+	rq_env_free(rq);
+}
+
+void rq_case_post_in_error_checks_sge(rq_test *t)
+{
+	struct krwq_rq *rq = rq_env_new(t, 4, 1, 0);
+	struct flush_log log = { .n = 0 };
+	struct krwq_sink sink = { .flushed = log_flushed, .ctx = &log };
+	const struct ib_recv_wr *bad = NULL;
+	struct wr_list l;
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_ASSERT_TRUE(t, make_list(&l, 3, 1, 1));
+	l.wr[1].num_sge = 2;
+	krwq_rq_set_state(rq, KRWQ_RQ_FLUSH, &sink);
+	RQ_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, &sink), -KRWQ_EINVAL);
+	RQ_EXPECT_PTR_EQ(t, bad, &l.wr[1]);
+	RQ_EXPECT_EQ(t, log.n, 1);
+	free_list(&l);
+	rq_env_free(rq);
+}
+
+void rq_case_post_in_error_needs_sink(rq_test *t)
+{
+	struct krwq_rq *rq = rq_env_new(t, 4, 1, 0);
+
+	RQ_ASSERT_TRUE(t, rq);
+	krwq_rq_set_state(rq, KRWQ_RQ_FLUSH, NULL);
+	RQ_EXPECT_EQ(t, post_one(rq, 1, 1), -KRWQ_EINVAL);
+	rq_env_free(rq);
+}
+
+/* --- taking ----------------------------------------------------------- */
+
+void rq_case_take_empty(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 4, 1, 0);
+	struct krwq_taken out;
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_EXPECT_EQ(t, take_any(rq, &out), 0);
+	RQ_EXPECT_EQ(t, post_one(rq, 1, 1), 0);
+	RQ_EXPECT_EQ(t, take_any(rq, &out), 1);
+	RQ_EXPECT_EQ(t, take_any(rq, &out), 0);
+	rq_env_free(rq);
+}
+
+void rq_case_take_only_when_active(rq_test *t)
+{
+	static const enum krwq_rq_state idle[] = {
+		KRWQ_RQ_RESET, KRWQ_RQ_POST_ONLY, KRWQ_RQ_FLUSH,
+	};
+	struct krwq_rq *rq = active_rq(t, 4, 1, 0);
+	struct krwq_taken out;
+	int i;
+
+	RQ_ASSERT_TRUE(t, rq);
+	for (i = 0; i < 3; i++) {
+		krwq_rq_set_state(rq, KRWQ_RQ_ACTIVE, NULL);
+		RQ_EXPECT_EQ(t, post_one(rq, i, 1), 0);
+		krwq_rq_set_state(rq, idle[i], NULL);
+		RQ_EXPECT_EQ(t, take_any(rq, &out), 0);
+	}
+	rq_env_free(rq);
+}
+
+void rq_case_take_fifo_long_run(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 64, 4, 0);
+	const struct ib_recv_wr *bad = NULL;
+	u64 next_take = 0;
+	struct wr_list l;
+	int round, i;
+
+	RQ_ASSERT_TRUE(t, rq);
+	for (round = 0; round < 50; round++) {
+		RQ_ASSERT_TRUE(t, make_list(&l, 1 + round % 40, next_take, 1 + round % 4));
+		RQ_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL), 0);
+		for (i = 0; i < l.n; i++)
+			take_expect(t, rq, next_take++, 1 + round % 4);
+		free_list(&l);
+	}
+	rq_env_free(rq);
+}
+
+/* rdmavt: a bad lkey consumed the WQE but left count alone (defect 6). */
+void rq_case_count_never_exceeds_length(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 40, 1, 0);
+	struct krwq_taken out;
+	u32 posted = 0, taken = 0;
+	int i;
+
+	RQ_ASSERT_TRUE(t, rq);
+	for (i = 0; i < 200; i++) {
+		if ((i * 7) % 3 != 0 && posted - taken < 40) {
+			RQ_EXPECT_EQ(t, post_one(rq, posted, 1), 0);
+			posted++;
+		} else if (take_any(rq, &out) == 1) {
+			RQ_EXPECT_EQ(t, out.wr_id, (u64)taken);
+			taken++;
+		}
+		RQ_EXPECT_TRUE(t, rq_env_cached_count(rq) <= posted - taken);
+	}
+	RQ_EXPECT_EQ(t, krwq_rq_count(rq), posted - taken);
+	rq_env_free(rq);
+}
+
+void rq_case_cached_count_refresh(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 64, 1, 0);
+	int i;
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_EXPECT_EQ(t, post_range(rq, 0, 40, 1), 0);
+	take_expect(t, rq, 0, 1);
+	/* the take refreshed the cache from head: 39 remain */
+	RQ_EXPECT_EQ(t, rq_env_cached_count(rq), 39u);
+	RQ_EXPECT_EQ(t, post_range(rq, 40, 10, 1), 0);
+	for (i = 1; i < 50; i++)
+		take_expect(t, rq, i, 1);
+	RQ_EXPECT_EQ(t, rq_env_cached_count(rq), 0u);
+	rq_env_free(rq);
+}
+
+/* --- the SRQ limit ---------------------------------------------------- */
+
+static int drain_until_event(rq_test *t, struct krwq_rq *rq, int max_takes)
+{
+	struct krwq_taken out;
+	int i;
+
+	for (i = 0; i < max_takes; i++) {
+		if (take_any(rq, &out) != 1)
+			return -1;
+		if (out.flags & KRWQ_TAKEN_LIMIT_REACHED)
+			return i;
+	}
+	return -1;
+}
+
+void rq_case_limit_fires_once(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 10, 1, RQ_ENV_RESIZABLE);
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_EXPECT_EQ(t, post_range(rq, 0, 10, 1), 0);
+	RQ_EXPECT_EQ(t, krwq_rq_set_limit(rq, 5), 0);
+	RQ_EXPECT_EQ(t, krwq_rq_limit(rq), 5u);
+	/* the sixth take leaves 4 < 5 entries: that one reports the event */
+	RQ_EXPECT_EQ(t, drain_until_event(t, rq, 10), 5);
+	RQ_EXPECT_EQ(t, krwq_rq_limit(rq), 0u);
+	/* disarmed: the remaining takes report nothing */
+	RQ_EXPECT_EQ(t, drain_until_event(t, rq, 4), -1);
+	rq_env_free(rq);
+}
+
+void rq_case_limit_rearm(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 10, 1, RQ_ENV_RESIZABLE);
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_EXPECT_EQ(t, post_range(rq, 0, 4, 1), 0);
+	RQ_EXPECT_EQ(t, krwq_rq_set_limit(rq, 2), 0);
+	RQ_EXPECT_EQ(t, drain_until_event(t, rq, 4), 2);
+	RQ_EXPECT_EQ(t, post_range(rq, 4, 6, 1), 0);
+	RQ_EXPECT_EQ(t, krwq_rq_set_limit(rq, 3), 0);
+	RQ_EXPECT_EQ(t, drain_until_event(t, rq, 7), 4);
+	rq_env_free(rq);
+}
+
+void rq_case_limit_above_max_wr(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 10, 1, RQ_ENV_RESIZABLE);
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_EXPECT_EQ(t, krwq_rq_set_limit(rq, 4), 0);
+	RQ_EXPECT_EQ(t, krwq_rq_set_limit(rq, 11), -KRWQ_EINVAL);
+	RQ_EXPECT_EQ(t, krwq_rq_limit(rq), 4u);
+	RQ_EXPECT_EQ(t, krwq_rq_set_limit(rq, 10), 0);
+	RQ_EXPECT_EQ(t, krwq_rq_limit(rq), 10u);
+	rq_env_free(rq);
+}
+
+void rq_case_limit_zero_disarms(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 10, 1, RQ_ENV_RESIZABLE);
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_EXPECT_EQ(t, post_range(rq, 0, 3, 1), 0);
+	RQ_EXPECT_EQ(t, krwq_rq_set_limit(rq, 8), 0);
+	RQ_EXPECT_EQ(t, krwq_rq_set_limit(rq, 0), 0);
+	RQ_EXPECT_EQ(t, drain_until_event(t, rq, 3), -1);
+	rq_env_free(rq);
+}
+
+void rq_case_limit_quiet_above(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 40, 1, RQ_ENV_RESIZABLE);
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_EXPECT_EQ(t, post_range(rq, 0, 40, 1), 0);
+	RQ_EXPECT_EQ(t, krwq_rq_set_limit(rq, 3), 0);
+	/* 37 takes leave 3 entries, not below 3: no event, still armed */
+	RQ_EXPECT_EQ(t, drain_until_event(t, rq, 37), -1);
+	RQ_EXPECT_EQ(t, krwq_rq_limit(rq), 3u);
+	/* the next leaves 2 < 3 */
+	RQ_EXPECT_EQ(t, drain_until_event(t, rq, 1), 0);
+	rq_env_free(rq);
+}
+
+/* --- flush and reset -------------------------------------------------- */
+
+void rq_case_flush_in_order(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 8, 1, 0);
+	struct flush_log log = { .n = 0 };
+	struct krwq_sink sink = { .flushed = log_flushed, .ctx = &log };
+	struct krwq_taken out;
+	int i;
+
+	RQ_ASSERT_TRUE(t, rq);
+	/* move head and tail off zero so the flush has to wrap */
+	RQ_EXPECT_EQ(t, post_range(rq, 0, 6, 1), 0);
+	for (i = 0; i < 6; i++)
+		take_any(rq, &out);
+	RQ_EXPECT_EQ(t, post_range(rq, 100, 7, 1), 0);
+	take_expect(t, rq, 100, 1);
+	krwq_rq_set_state(rq, KRWQ_RQ_FLUSH, &sink);
+	RQ_EXPECT_EQ(t, log.n, 6);
+	for (i = 0; i < 6 && i < log.n; i++)
+		RQ_EXPECT_EQ(t, log.ids[i], 101ull + i);
+	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
+	RQ_EXPECT_EQ(t, take_any(rq, &out), 0);
+	rq_env_free(rq);
+}
+
+void rq_case_flush_twice_is_empty(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 8, 1, 0);
+	struct flush_log log = { .n = 0 };
+	struct krwq_sink sink = { .flushed = log_flushed, .ctx = &log };
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_EXPECT_EQ(t, post_range(rq, 0, 3, 1), 0);
+	krwq_rq_set_state(rq, KRWQ_RQ_FLUSH, &sink);
+	krwq_rq_set_state(rq, KRWQ_RQ_FLUSH, &sink);
+	RQ_EXPECT_EQ(t, log.n, 3);
+	rq_env_free(rq);
+}
+
+/* rdmavt: RESET kept head, tail and count; a stale count let the
+ * consumer take slots that were never posted (defect 4).
+ */
+void rq_case_reset_empties(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 32, 1, 0);
+	struct krwq_taken out;
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_EXPECT_EQ(t, post_range(rq, 0, 30, 1), 0);
+	take_expect(t, rq, 0, 1);
+	RQ_EXPECT_EQ(t, rq_env_cached_count(rq), 29u);
+	krwq_rq_set_state(rq, KRWQ_RQ_RESET, NULL);
+	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
+	RQ_EXPECT_EQ(t, rq_env_cached_count(rq), 0u);
+	krwq_rq_set_state(rq, KRWQ_RQ_POST_ONLY, NULL);
+	krwq_rq_set_state(rq, KRWQ_RQ_ACTIVE, NULL);
+	RQ_EXPECT_EQ(t, take_any(rq, &out), 0);
+	rq_env_free(rq);
+}
+
+void rq_case_reset_after_error_reuse(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 8, 2, 0);
+	struct flush_log log = { .n = 0 };
+	struct krwq_sink sink = { .flushed = log_flushed, .ctx = &log };
+	struct krwq_taken out;
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_EXPECT_EQ(t, post_range(rq, 0, 5, 2), 0);
+	take_expect(t, rq, 0, 2);
+	krwq_rq_set_state(rq, KRWQ_RQ_FLUSH, &sink);
+	krwq_rq_set_state(rq, KRWQ_RQ_RESET, NULL);
+	krwq_rq_set_state(rq, KRWQ_RQ_POST_ONLY, NULL);
+	RQ_EXPECT_EQ(t, post_range(rq, 50, 2, 2), 0);
+	krwq_rq_set_state(rq, KRWQ_RQ_ACTIVE, NULL);
+	take_expect(t, rq, 50, 2);
+	take_expect(t, rq, 51, 2);
+	RQ_EXPECT_EQ(t, take_any(rq, &out), 0);
+	RQ_EXPECT_EQ(t, log.n, 4);
+	rq_env_free(rq);
+}
+
+/* --- resize ----------------------------------------------------------- */
+
+/* rdmavt: resizing a ring that was never user-mapped read the unused
+ * user indices (0/0) and dropped every posted WR (defect 3).
+ */
+void rq_case_resize_keeps_order(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 6, 2, RQ_ENV_RESIZABLE);
+	int i;
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_EXPECT_EQ(t, post_range(rq, 0, 5, 2), 0);
+	for (i = 0; i < 4; i++)
+		take_expect(t, rq, i, 2);
+	RQ_EXPECT_EQ(t, post_range(rq, 5, 5, 2), 0);	/* wraps */
+	RQ_EXPECT_EQ(t, rq_env_resize(rq, 20), 0);
+	RQ_EXPECT_EQ(t, rq_env_slots(rq), 21u);
+	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 6u);
+	RQ_EXPECT_EQ(t, post_range(rq, 10, 14, 2), 0);
+	RQ_EXPECT_EQ(t, post_one(rq, 24, 2), -KRWQ_ENOMEM);
+	for (i = 4; i < 24; i++)
+		take_expect(t, rq, i, 2);
+	rq_env_free(rq);
+}
+
+void rq_case_resize_too_small(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 10, 1, RQ_ENV_RESIZABLE);
+	int i;
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_EXPECT_EQ(t, post_range(rq, 0, 6, 1), 0);
+	RQ_EXPECT_EQ(t, rq_env_resize(rq, 5), -KRWQ_EINVAL);
+	RQ_EXPECT_EQ(t, rq_env_slots(rq), 11u);
+	for (i = 0; i < 6; i++)
+		take_expect(t, rq, i, 1);
+	rq_env_free(rq);
+}
+
+void rq_case_resize_to_exact_fit(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 10, 1, RQ_ENV_RESIZABLE);
+	int i;
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_EXPECT_EQ(t, post_range(rq, 0, 6, 1), 0);
+	RQ_EXPECT_EQ(t, rq_env_resize(rq, 6), 0);
+	RQ_EXPECT_EQ(t, post_one(rq, 6, 1), -KRWQ_ENOMEM);
+	for (i = 0; i < 6; i++)
+		take_expect(t, rq, i, 1);
+	RQ_EXPECT_EQ(t, post_range(rq, 6, 6, 1), 0);
+	rq_env_free(rq);
+}
+
+void rq_case_resize_below_limit(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 10, 1, RQ_ENV_RESIZABLE);
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_EXPECT_EQ(t, krwq_rq_set_limit(rq, 8), 0);
+	RQ_EXPECT_EQ(t, rq_env_resize(rq, 7), -KRWQ_EINVAL);
+	RQ_EXPECT_EQ(t, rq_env_resize(rq, 8), 0);
+	RQ_EXPECT_EQ(t, krwq_rq_limit(rq), 8u);
+	rq_env_free(rq);
+}
+
+void rq_case_resize_over_core_max(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 10, 1, RQ_ENV_RESIZABLE);
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_EXPECT_EQ(t, post_range(rq, 0, 2, 1), 0);
+	RQ_EXPECT_EQ(t, rq_env_resize(rq, KRWQ_CORE_MAX_WR + 1), -KRWQ_EINVAL);
+	RQ_EXPECT_EQ(t, rq_env_resize(rq, 0xffffffffu), -KRWQ_EINVAL);
+	take_expect(t, rq, 0, 1);
+	take_expect(t, rq, 1, 1);
+	rq_env_free(rq);
+}
+
+/* rdmavt: after a resize it unlocked the new queue's lock, not the one it
+ * took (defect 2).  Here the locks never move: post and take keep working
+ * across repeated grows and shrinks.
+ */
+void rq_case_resize_repeatedly(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 4, 1, RQ_ENV_RESIZABLE);
+	u64 next_post = 0, next_take = 0;
+	int round;
+
+	RQ_ASSERT_TRUE(t, rq);
+	for (round = 0; round < 30; round++) {
+		u32 size;
+
+		RQ_EXPECT_EQ(t, post_range(rq, next_post, 3, 1), 0);
+		next_post += 3;
+		/* from room for just the next round to 28 more slots */
+		size = (u32)(next_post - next_take) + 1 + (round * 13) % 29;
+		RQ_EXPECT_EQ(t, rq_env_resize(rq, size), 0);
+		take_expect(t, rq, next_take++, 1);
+		take_expect(t, rq, next_take++, 1);
+	}
+	RQ_EXPECT_EQ(t, krwq_rq_count(rq), (u32)(next_post - next_take));
+	rq_env_free(rq);
+}
+
+/* --- user-mapped rings: curr_wq points into memory user space writes --- */
+
+/*
+ * Writes an entry the way rdma-core's provider does, then bumps head.
+ * num_sge is stored as given; at most two SGEs are written.
+ */
+static void user_post(struct krwq_rq *rq, u64 wr_id, u8 num_sge)
+{
+	u32 *head = rq_env_user_head(rq);
+	u32 h = *head;
+	struct { u64 wr_id; u8 num_sge; u8 pad[7]; struct ib_sge sge[]; } *e;
+
+	e = rq_env_entry(rq, h);
+	e->wr_id = wr_id;
+	e->num_sge = num_sge;
+	fill_sges(e->sge, num_sge < 2 ? num_sge : 2, wr_id);
+	__atomic_store_n(head, h + 1 == rq_env_slots(rq) ? 0 : h + 1,
+			 __ATOMIC_RELEASE);
+}
+
+void rq_case_user_ring_take(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 4, 2, RQ_ENV_USER);
+	int i;
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_ASSERT_TRUE(t, rq_env_user_head(rq));
+	for (i = 0; i < 10; i++) {
+		user_post(rq, 1000 + i, 2);
+		take_expect(t, rq, 1000 + i, 2);
+		/* the kernel publishes its tail for the user's producer */
+		RQ_EXPECT_EQ(t, *rq_env_user_tail(rq), (u32)(i + 1) % 5);
+	}
+	rq_env_free(rq);
+}
+
+void rq_case_user_ring_bad_head(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 4, 2, RQ_ENV_USER);
+	struct flush_log log = { .n = 0 };
+	struct krwq_sink sink = { .flushed = log_flushed, .ctx = &log };
+	struct krwq_taken out;
+
+	RQ_ASSERT_TRUE(t, rq);
+	user_post(rq, 1, 1);
+	*rq_env_user_head(rq) = 5;		/* == slots: out of range */
+	RQ_EXPECT_EQ(t, take_any(rq, &out), 0);
+	*rq_env_user_head(rq) = 0xffffffffu;
+	RQ_EXPECT_EQ(t, take_any(rq, &out), 0);
+	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
+	RQ_EXPECT_EQ(t, post_one(rq, 2, 1), -KRWQ_EINVAL);
+	krwq_rq_set_state(rq, KRWQ_RQ_FLUSH, &sink);
+	RQ_EXPECT_EQ(t, log.n, 0);
+	rq_env_free(rq);
+}
+
+void rq_case_user_ring_bad_num_sge(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 4, 2, RQ_ENV_USER);
+	struct krwq_taken out;
+
+	RQ_ASSERT_TRUE(t, rq);
+	user_post(rq, 7, 255);		/* more than max_sge: never copied */
+	user_post(rq, 8, 2);
+	RQ_EXPECT_EQ(t, take_any(rq, &out), -KRWQ_EINVAL);
+	RQ_EXPECT_EQ(t, out.wr_id, 7ull);
+	RQ_EXPECT_EQ(t, out.num_sge, 0u);
+	take_expect(t, rq, 8, 2);
+	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
+	rq_env_free(rq);
+}
+
+void rq_case_user_ring_tail_is_kernels(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 4, 1, RQ_ENV_USER);
+
+	RQ_ASSERT_TRUE(t, rq);
+	user_post(rq, 1, 1);
+	user_post(rq, 2, 1);
+	*rq_env_user_tail(rq) = 3;	/* user space lies about the tail */
+	take_expect(t, rq, 1, 1);
+	take_expect(t, rq, 2, 1);
+	RQ_EXPECT_EQ(t, *rq_env_user_tail(rq), 2u);
+	rq_env_free(rq);
+}
+
+void rq_case_user_ring_kernel_post(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 3, 1, RQ_ENV_USER);
+
+	RQ_ASSERT_TRUE(t, rq);
+	RQ_EXPECT_EQ(t, post_range(rq, 1, 3, 1), 0);
+	RQ_EXPECT_EQ(t, post_one(rq, 4, 1), -KRWQ_ENOMEM);
+	RQ_EXPECT_EQ(t, *rq_env_user_head(rq), 3u);
+	take_expect(t, rq, 1, 1);
+	take_expect(t, rq, 2, 1);
+	take_expect(t, rq, 3, 1);
+	rq_env_free(rq);
+}
+
+void rq_case_user_ring_resize(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 4, 1, RQ_ENV_USER);
+	int i;
+
+	RQ_ASSERT_TRUE(t, rq);
+	for (i = 0; i < 3; i++)
+		user_post(rq, i, 1);
+	take_expect(t, rq, 0, 1);
+	RQ_EXPECT_EQ(t, rq_env_resize(rq, 9), 0);
+	RQ_EXPECT_EQ(t, *rq_env_user_head(rq), 2u);
+	RQ_EXPECT_EQ(t, *rq_env_user_tail(rq), 0u);
+	user_post(rq, 3, 1);
+	for (i = 1; i < 4; i++)
+		take_expect(t, rq, i, 1);
+	rq_env_free(rq);
+}
+
+void rq_case_user_ring_reset(rq_test *t)
+{
+	struct krwq_rq *rq = active_rq(t, 4, 1, RQ_ENV_USER);
+	struct krwq_taken out;
+
+	RQ_ASSERT_TRUE(t, rq);
+	user_post(rq, 1, 1);
+	user_post(rq, 2, 1);
+	krwq_rq_set_state(rq, KRWQ_RQ_RESET, NULL);
+	RQ_EXPECT_EQ(t, *rq_env_user_head(rq), 0u);
+	RQ_EXPECT_EQ(t, *rq_env_user_tail(rq), 0u);
+	krwq_rq_set_state(rq, KRWQ_RQ_ACTIVE, NULL);
+	RQ_EXPECT_EQ(t, take_any(rq, &out), 0);
+	rq_env_free(rq);
+}
+
+/* --- producers and consumers on different CPUs ------------------------ */
+
+struct stress {
+	struct krwq_rq *rq;
+	u32 total;		/* WQEs each producer posts */
+	int producers;
+	int done;		/* producers finished; atomic */
+	u32 taken[2];		/* per producer, in order */
+	u32 errors;		/* atomic */
+	u32 resizes;
+};
+
+enum stress_kind { PRODUCER, CONSUMER, RESIZER };
+
+struct stress_role {
+	struct stress *s;
+	enum stress_kind kind;
+	int id;
+};
+
+static void stress_fail(struct stress *s)
+{
+	__atomic_fetch_add(&s->errors, 1, __ATOMIC_RELAXED);
+}
+
+/* wr_id = producer id << 32 | sequence number; lists of 1 to 4 WRs */
+static void stress_produce(struct stress *s, int id)
+{
+	const struct ib_recv_wr *bad;
+	struct ib_recv_wr wr[4];
+	struct ib_sge sge[4];
+	u32 seq = 0;
+	int i, n, ret;
+
+	while (seq < s->total) {
+		n = 1 + seq % 4;
+		if (n > (int)(s->total - seq))
+			n = s->total - seq;
+		for (i = 0; i < n; i++) {
+			wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+			wr[i].wr_id = ((u64)id << 32) | (seq + i);
+			wr[i].sg_list = &sge[i];
+			wr[i].num_sge = 1;
+			sge[i].addr = wr[i].wr_id;
+			sge[i].length = seq + i;
+			sge[i].lkey = id;
+		}
+		bad = NULL;
+		ret = krwq_rq_post(s->rq, wr, &bad, NULL);
+		if (ret == 0) {
+			seq += n;
+		} else if (ret == -KRWQ_ENOMEM) {
+			seq += bad - wr;	/* the WRs before bad went in */
+			rq_env_relax();
+		} else {
+			stress_fail(s);
+			break;
+		}
+	}
+	__atomic_fetch_add(&s->done, 1, __ATOMIC_RELEASE);
+}
+
+static void stress_consume(struct stress *s)
+{
+	struct ib_sge sge[1];
+	struct krwq_taken out = { .sg_list = sge };
+	u32 want = s->producers * s->total, got = 0;
+	int id;
+
+	while (got < want) {
+		if (krwq_rq_take(s->rq, &out) != 1) {
+			/* a producer that failed never finishes the count */
+			if (__atomic_load_n(&s->errors, __ATOMIC_RELAXED))
+				break;
+			rq_env_relax();
+			continue;
+		}
+		got++;
+		id = out.wr_id >> 32;
+		if (id >= s->producers || (u32)out.wr_id != s->taken[id] ||
+		    sge[0].addr != out.wr_id || sge[0].length != (u32)out.wr_id) {
+			stress_fail(s);
+			break;
+		}
+		s->taken[id]++;
+	}
+}
+
+static void stress_resize(struct stress *s)
+{
+	static const u32 sizes[] = { 8, 64, 16, 200, 12, 31 };
+	int i = 0, ret;
+
+	while (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) < s->producers) {
+		ret = rq_env_resize(s->rq, sizes[i++ % 6]);
+		/* a ring holding more than the new size refuses: fine */
+		if (ret == 0)
+			s->resizes++;
+		else if (ret != -KRWQ_EINVAL)
+			stress_fail(s);
+		rq_env_relax();
+	}
+}
+
+static void stress_role_run(void *arg)
+{
+	struct stress_role *r = arg;
+
+	switch (r->kind) {
+	case PRODUCER:
+		stress_produce(r->s, r->id);
+		break;
+	case CONSUMER:
+		stress_consume(r->s);
+		break;
+	case RESIZER:
+		stress_resize(r->s);
+		break;
+	}
+}
+
+static void run_stress(rq_test *t, int producers, bool resize)
+{
+	struct stress s = {
+		.total = RQ_STRESS_WQES / producers,
+		.producers = producers,
+	};
+	struct stress_role roles[4];
+	void *args[4];
+	int i, n = 0;
+
+	s.rq = active_rq(t, 32, 1, resize ? RQ_ENV_RESIZABLE : 0);
+	RQ_ASSERT_TRUE(t, s.rq);
+	for (i = 0; i < producers; i++)
+		roles[n++] = (struct stress_role){ &s, PRODUCER, i };
+	roles[n++] = (struct stress_role){ &s, CONSUMER, 0 };
+	if (resize)
+		roles[n++] = (struct stress_role){ &s, RESIZER, 0 };
+	for (i = 0; i < n; i++)
+		args[i] = &roles[i];
+	rq_env_run(t, n, stress_role_run, args);
+
+	RQ_EXPECT_EQ(t, s.errors, 0u);
+	for (i = 0; i < producers; i++)
+		RQ_EXPECT_EQ(t, s.taken[i], s.total);
+	RQ_EXPECT_EQ(t, krwq_rq_count(s.rq), 0u);
+	RQ_INFO(t, "%d producer(s): posted %u, taken %u, resizes %u",
+		producers, producers * s.total,
+		s.taken[0] + (producers > 1 ? s.taken[1] : 0), s.resizes);
+	rq_env_free(s.rq);
+}
+
+void rq_case_threads_one_producer(rq_test *t)
+{
+	run_stress(t, 1, false);
+}
+
+void rq_case_threads_two_producers(rq_test *t)
+{
+	run_stress(t, 2, false);
+}
+
+/* rdmavt: resize held only c_lock, so a post could land in the old ring
+ * after the copy (lost) or after it was freed (defect 1).
+ */
+void rq_case_threads_resize_under_load(rq_test *t)
+{
+	run_stress(t, 2, true);
+}

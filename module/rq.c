@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rq.c - allocation of receive rings for the C++ core.
+ *
+ * The core allocates nothing; this file sizes rings with the core's
+ * geometry, allocates them the way rdmavt's rvt_alloc_rq() does, sets up
+ * the two ring locks (one lockdep class each, shared by every ring) and
+ * frees them again.
+ *
+ * Where the entries live (what curr_wq points at):
+ *  - a QP's ring: inline, one allocation holding struct krwq_krwq and its
+ *    wq[] array, since a QP's receive queue never changes size;
+ *  - an SRQ's ring: a separate allocation, so that a resize can swap it
+ *    while the struct krwq_krwq that holds the locks stays where it is
+ *    (a poster spinning on p_lock during a resize still holds a valid lock).
+ */
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/overflow.h>
+#include <kunit/visibility.h>
+
+#include "rq.h"
+#include "krwq_core.h"
+#include "rq_alloc.h"
+
+static void krwq_rq_init_locks(struct krwq_krwq *kwq)
+{
+	spin_lock_init(&kwq->p_lock);
+	spin_lock_init(&kwq->c_lock);
+}
+
+/**
+ * krwq_rq_alloc() - allocate and initialise a kernel-owned receive ring.
+ * @rq: the descriptor to fill; zeroed by the caller.
+ * @max_wr: work requests the ring must hold.
+ * @max_sge: scatter entries per work request.
+ * @flags: KRWQ_ALLOC_RESIZABLE to keep the entries in their own allocation.
+ * @node: NUMA node for the memory.
+ *
+ * The ring starts in KRWQ_RQ_RESET; the owner moves it on with
+ * krwq_rq_set_state().
+ *
+ * Return: 0, -EINVAL for sizes the core rejects, or -ENOMEM.
+ */
+int krwq_rq_alloc(struct krwq_rq *rq, u32 max_wr, u32 max_sge,
+		  unsigned int flags, int node)
+{
+	struct krwq_geometry geo;
+	struct krwq_krwq *kwq;
+	void *entries;
+	int ret;
+
+	ret = krwq_rq_geometry(max_wr, max_sge, &geo);
+	if (ret)
+		return ret;
+
+	if (flags & KRWQ_ALLOC_RESIZABLE) {
+		kwq = kzalloc_node(sizeof(*kwq), GFP_KERNEL, node);
+		if (!kwq)
+			return -ENOMEM;
+		entries = kvzalloc_node(geo.ring_bytes, GFP_KERNEL, node);
+		if (!entries) {
+			kfree(kwq);
+			return -ENOMEM;
+		}
+	} else {
+		kwq = kvzalloc_node(size_add(sizeof(*kwq), geo.ring_bytes),
+				    GFP_KERNEL, node);
+		if (!kwq)
+			return -ENOMEM;
+		entries = kwq->wq;
+	}
+	krwq_rq_init_locks(kwq);
+	return krwq_rq_init(rq, kwq, entries, 0, max_wr, max_sge);
+}
+EXPORT_SYMBOL_IF_KUNIT(krwq_rq_alloc);
+
+/**
+ * krwq_rq_resize_alloc() - give a resizable ring room for @max_wr entries.
+ * @rq: a ring allocated with KRWQ_ALLOC_RESIZABLE.
+ * @max_wr: the new capacity.
+ *
+ * Posted entries are kept in order; producers and consumers wait while
+ * they move.  On failure the ring is unchanged.
+ *
+ * Return: 0, -EINVAL if @max_wr cannot hold what is posted or is below
+ * the armed SRQ limit, or -ENOMEM.
+ */
+int krwq_rq_resize_alloc(struct krwq_rq *rq, u32 max_wr)
+{
+	struct krwq_geometry geo;
+	void *entries, *old = NULL;
+	int ret;
+
+	if (rq->kwq->curr_wq == rq->kwq->wq || rq->wq)
+		return -EINVAL;	/* inline and user rings do not move */
+	ret = krwq_rq_geometry(max_wr, rq->max_sge, &geo);
+	if (ret)
+		return ret;
+	entries = kvzalloc(geo.ring_bytes, GFP_KERNEL);
+	if (!entries)
+		return -ENOMEM;
+	ret = krwq_rq_resize(rq, entries, max_wr, &old);
+	kvfree(ret ? entries : old);
+	return ret;
+}
+EXPORT_SYMBOL_IF_KUNIT(krwq_rq_resize_alloc);
+
+/**
+ * krwq_rq_free() - free a ring from krwq_rq_alloc(); posted entries are
+ * dropped without completions.
+ * @rq: the ring; may be one whose allocation failed (kwq == NULL).
+ */
+void krwq_rq_free(struct krwq_rq *rq)
+{
+	struct krwq_krwq *kwq = rq->kwq;
+
+	if (!kwq)
+		return;
+	if (kwq->curr_wq != kwq->wq)
+		kvfree(kwq->curr_wq);
+	kvfree(kwq);
+	rq->kwq = NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(krwq_rq_free);

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KRWQ_RQ_ALLOC_H
+#define KRWQ_RQ_ALLOC_H
+
+#include <linux/types.h>
+
+struct krwq_rq;
+
+/* krwq_rq_alloc() flags */
+#define KRWQ_ALLOC_RESIZABLE 0x1u	/* entries apart from the header (SRQs) */
+
+int krwq_rq_alloc(struct krwq_rq *rq, u32 max_wr, u32 max_sge,
+		  unsigned int flags, int node);
+int krwq_rq_resize_alloc(struct krwq_rq *rq, u32 max_wr);
+void krwq_rq_free(struct krwq_rq *rq);
+
+#endif /* KRWQ_RQ_ALLOC_H */

@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-2.0
+# Shared helpers for the krwq scripts; sourced, never run.
+
+KRWQ_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+KRWQ_CACHE=${KRWQ_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/krwq}
+
+die() { echo "krwq: $*" >&2; exit 1; }
+log() { echo "krwq: $*" >&2; }
+
+# need_pkgs PKG...: install missing Debian packages when root, else
+# print the exact apt-get line and fail.
+need_pkgs() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" -ne 0 ]; then
+		die "missing packages; run: sudo apt-get install -y ${missing[*]}"
+	fi
+	log "installing ${missing[*]}"
+	if [ -z "${KRWQ_APT_UPDATED:-}" ]; then
+		apt-get update -q >&2 || die "apt-get update failed"
+		export KRWQ_APT_UPDATED=1
+	fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >&2 ||
+		die "apt-get install ${missing[*]} failed"
+}
+
+KERNEL_BUILD_PKGS="linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev dwarves xz-utils python3 kmod cpio"
+VM_PKGS="qemu-system-x86 busybox-static cpio kmod rdma-core ibverbs-utils ibverbs-providers libibverbs-dev perftest iproute2 gzip"
+
+# kernel_dir [VARIANT]: the cache folder of the test kernel for the current
+# source version and config fragment(s).  Prints the path; builds nothing.
+kernel_dir() {
+	local variant=${1:-default} ver hash
+	ver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null) ||
+		die "linux-source-6.1 is not installed"
+	hash=$(cat "$KRWQ_ROOT/scripts/test-kernel.config" \
+		$( [ "$variant" = default ] || echo "$KRWQ_ROOT/scripts/test-kernel-$variant.config") |
+		sha256sum | cut -c1-12)
+	echo "$KRWQ_CACHE/kernel-$ver-$variant-$hash"
+}
