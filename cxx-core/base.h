@@ -10,9 +10,9 @@
 
 namespace krwq {
 
-using u8 = krwq_u8;
-using u32 = krwq_u32;
-using u64 = krwq_u64;
+using u8 = unsigned char;
+using u32 = unsigned int;
+using u64 = unsigned long long;
 using usize = decltype(sizeof(0));
 using uptr = __UINTPTR_TYPE__;
 

@@ -26,9 +26,10 @@
 extern "C" {
 #endif
 
-typedef unsigned char krwq_u8;
-typedef unsigned int krwq_u32;
-typedef unsigned long long krwq_u64;
+/*
+ * Only C's own integer types cross the seam: unsigned int is the kernel's
+ * u32 and unsigned long long its u64 (module/seam.c checks both).
+ */
 
 /* Linux errno values; the C side checks them against <linux/errno.h>. */
 enum krwq_errno {
@@ -66,9 +67,9 @@ struct ib_sge;
  * @ring_bytes: slots * stride.
  */
 struct krwq_geometry {
-	krwq_u32 slots;
-	krwq_u32 stride;
-	krwq_u64 ring_bytes;
+	unsigned int slots;
+	unsigned int stride;
+	unsigned long long ring_bytes;
 };
 
 /**
@@ -78,7 +79,7 @@ struct krwq_geometry {
  * @ctx: passed back to @flushed.
  */
 struct krwq_sink {
-	void (*flushed)(void *ctx, krwq_u64 wr_id);
+	void (*flushed)(void *ctx, unsigned long long wr_id);
 	void *ctx;
 };
 
@@ -93,31 +94,31 @@ struct krwq_sink {
  * @sg_list: caller's array with room for the queue's max_sge entries.
  */
 struct krwq_taken {
-	krwq_u64 wr_id;
-	krwq_u32 num_sge;
-	krwq_u32 flags;
+	unsigned long long wr_id;
+	unsigned int num_sge;
+	unsigned int flags;
 	struct ib_sge *sg_list;
 };
 
 /* Implemented by the core (cxx-core/seam.cpp). */
-int krwq_rq_geometry(krwq_u32 max_wr, krwq_u32 max_sge,
+int krwq_rq_geometry(unsigned int max_wr, unsigned int max_sge,
 		     struct krwq_geometry *geo);
 /* krwq_rq_init() flags */
 #define KRWQ_RING_USER 0x1u	/* storage is a user-mapped struct krwq_rwq */
 
 int krwq_rq_init(struct krwq_rq *rq, struct krwq_krwq *kwq, void *storage,
-		 krwq_u32 flags, krwq_u32 max_wr, krwq_u32 max_sge);
+		 unsigned int flags, unsigned int max_wr, unsigned int max_sge);
 int krwq_rq_post(struct krwq_rq *rq, const struct ib_recv_wr *wr,
 		 const struct ib_recv_wr **bad_wr,
 		 const struct krwq_sink *sink);
 int krwq_rq_take(struct krwq_rq *rq, struct krwq_taken *out);
-krwq_u32 krwq_rq_count(struct krwq_rq *rq);
+unsigned int krwq_rq_count(struct krwq_rq *rq);
 void krwq_rq_set_state(struct krwq_rq *rq, enum krwq_rq_state state,
 		       const struct krwq_sink *sink);
 enum krwq_rq_state krwq_rq_get_state(struct krwq_rq *rq);
-int krwq_rq_set_limit(struct krwq_rq *rq, krwq_u32 limit);
-krwq_u32 krwq_rq_limit(struct krwq_rq *rq);
-int krwq_rq_resize(struct krwq_rq *rq, void *storage, krwq_u32 max_wr,
+int krwq_rq_set_limit(struct krwq_rq *rq, unsigned int limit);
+unsigned int krwq_rq_limit(struct krwq_rq *rq);
+int krwq_rq_resize(struct krwq_rq *rq, void *storage, unsigned int max_wr,
 		   void **old_storage);
 
 /* Implemented by the kernel side (module/seam.c, or the host test seam). */

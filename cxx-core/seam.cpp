@@ -17,13 +17,13 @@ const RecvWr *as_recv_wr(const ib_recv_wr *wr) { return reinterpret_cast<const R
 
 extern "C" {
 
-int krwq_rq_geometry(krwq_u32 max_wr, krwq_u32 max_sge, krwq_geometry *geo)
+int krwq_rq_geometry(unsigned int max_wr, unsigned int max_sge, krwq_geometry *geo)
 {
 	return krwq::to_errno(krwq::compute_geometry(max_wr, max_sge, geo));
 }
 
-int krwq_rq_init(krwq_rq *rq, krwq_krwq *kwq, void *storage, krwq_u32 flags, krwq_u32 max_wr,
-		 krwq_u32 max_sge)
+int krwq_rq_init(krwq_rq *rq, krwq_krwq *kwq, void *storage, unsigned int flags, unsigned int max_wr,
+		 unsigned int max_sge)
 {
 	krwq_geometry geo;
 	const auto status = krwq::compute_geometry(max_wr, max_sge, &geo);
@@ -48,7 +48,7 @@ int krwq_rq_take(krwq_rq *rq, krwq_taken *out)
 	return static_cast<int>(ReceiveQueue(rq).take(out));
 }
 
-krwq_u32 krwq_rq_count(krwq_rq *rq)
+unsigned int krwq_rq_count(krwq_rq *rq)
 {
 	return ReceiveQueue(rq).count();
 }
@@ -63,17 +63,17 @@ enum krwq_rq_state krwq_rq_get_state(krwq_rq *rq)
 	return ReceiveQueue(rq).state();
 }
 
-int krwq_rq_set_limit(krwq_rq *rq, krwq_u32 limit)
+int krwq_rq_set_limit(krwq_rq *rq, unsigned int limit)
 {
 	return krwq::to_errno(ReceiveQueue(rq).set_limit(limit));
 }
 
-krwq_u32 krwq_rq_limit(krwq_rq *rq)
+unsigned int krwq_rq_limit(krwq_rq *rq)
 {
 	return ReceiveQueue(rq).limit();
 }
 
-int krwq_rq_resize(krwq_rq *rq, void *storage, krwq_u32 max_wr, void **old_storage)
+int krwq_rq_resize(krwq_rq *rq, void *storage, unsigned int max_wr, void **old_storage)
 {
 	return krwq::to_errno(ReceiveQueue(rq).resize(storage, max_wr, old_storage));
 }

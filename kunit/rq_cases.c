@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rq_cases.c - the receive-queue cases, written once against the core's
- * C API (krwq_core.h) and run both by KUnit in the test kernel and by
- * GoogleTest on the host.  Each "rdmavt:" note names the 6.1 behaviour a
+ * C API (krwq_core.h) and run both by KUnit in the test kernel (suite
+ * krwq_rq, kunit/rq_suite.c) and by GoogleTest on the host, where
+ * cxx-core/test/host-include/kunit/test.h stands in for KUnit.  Each "rdmavt:" note names the 6.1 behaviour a
  * case would catch (receive-queue-semantics.md, section 5).
  */
-#include "rq_cases.h"
+#include <kunit/test.h>
+
+#include "rq_env.h"
 
 #define SGE_MAX 8
 
@@ -80,7 +83,7 @@ static int post_range(struct krwq_rq *rq, u64 first, int n, int num_sge)
 }
 
 /* Takes one WQE and checks it is @wr_id with the SGEs post_one() made. */
-static bool take_expect(rq_test *t, struct krwq_rq *rq, u64 wr_id,
+static bool take_expect(struct kunit *t, struct krwq_rq *rq, u64 wr_id,
 			int num_sge)
 {
 	struct ib_sge got[SGE_MAX], want[SGE_MAX];
@@ -88,14 +91,16 @@ static bool take_expect(rq_test *t, struct krwq_rq *rq, u64 wr_id,
 	int i, ret;
 
 	ret = krwq_rq_take(rq, &out);
-	if (!RQ_EXPECT_EQ(t, ret, 1) || !RQ_EXPECT_EQ(t, out.wr_id, wr_id))
+	KUNIT_EXPECT_EQ(t, ret, 1);
+	KUNIT_EXPECT_EQ(t, out.wr_id, wr_id);
+	if (ret != 1 || out.wr_id != wr_id)
 		return false;
-	RQ_EXPECT_EQ(t, out.num_sge, (u32)num_sge);
+	KUNIT_EXPECT_EQ(t, out.num_sge, (u32)num_sge);
 	fill_sges(want, num_sge, wr_id);
 	for (i = 0; i < num_sge && i < (int)out.num_sge; i++) {
-		RQ_EXPECT_EQ(t, got[i].addr, want[i].addr);
-		RQ_EXPECT_EQ(t, got[i].length, want[i].length);
-		RQ_EXPECT_EQ(t, got[i].lkey, want[i].lkey);
+		KUNIT_EXPECT_EQ(t, got[i].addr, want[i].addr);
+		KUNIT_EXPECT_EQ(t, got[i].length, want[i].length);
+		KUNIT_EXPECT_EQ(t, got[i].lkey, want[i].lkey);
 	}
 	return true;
 }
@@ -108,7 +113,7 @@ static int take_any(struct krwq_rq *rq, struct krwq_taken *out)
 	return krwq_rq_take(rq, out);
 }
 
-static struct krwq_rq *active_rq(rq_test *t, u32 max_wr, u32 max_sge,
+static struct krwq_rq *active_rq(struct kunit *t, u32 max_wr, u32 max_sge,
 				 unsigned int flags)
 {
 	struct krwq_rq *rq = rq_env_new(t, max_wr, max_sge, flags);
@@ -134,173 +139,173 @@ static void log_flushed(void *ctx, u64 wr_id)
 
 /* --- ring sizing ------------------------------------------------------ */
 
-void rq_case_geometry_sizes(rq_test *t)
+static void geometry_sizes(struct kunit *t)
 {
 	struct krwq_geometry g;
 
-	RQ_EXPECT_EQ(t, krwq_rq_geometry(7, 3, &g), 0);
-	RQ_EXPECT_EQ(t, g.slots, 8u);
-	RQ_EXPECT_EQ(t, g.stride, 16u + 3 * 16);
-	RQ_EXPECT_EQ(t, g.ring_bytes, 8ull * 64);
-	RQ_EXPECT_EQ(t, krwq_rq_geometry(0, 0, &g), 0);
-	RQ_EXPECT_EQ(t, g.slots, 1u);
-	RQ_EXPECT_EQ(t, g.stride, 16u);
+	KUNIT_EXPECT_EQ(t, krwq_rq_geometry(7, 3, &g), 0);
+	KUNIT_EXPECT_EQ(t, g.slots, 8u);
+	KUNIT_EXPECT_EQ(t, g.stride, 16u + 3 * 16);
+	KUNIT_EXPECT_EQ(t, g.ring_bytes, 8ull * 64);
+	KUNIT_EXPECT_EQ(t, krwq_rq_geometry(0, 0, &g), 0);
+	KUNIT_EXPECT_EQ(t, g.slots, 1u);
+	KUNIT_EXPECT_EQ(t, g.stride, 16u);
 }
 
-void rq_case_geometry_limits(rq_test *t)
+static void geometry_limits(struct kunit *t)
 {
 	struct krwq_geometry g;
 
-	RQ_EXPECT_EQ(t, krwq_rq_geometry(KRWQ_CORE_MAX_WR, KRWQ_CORE_MAX_SGE, &g), 0);
-	RQ_EXPECT_EQ(t, g.ring_bytes,
+	KUNIT_EXPECT_EQ(t, krwq_rq_geometry(KRWQ_CORE_MAX_WR, KRWQ_CORE_MAX_SGE, &g), 0);
+	KUNIT_EXPECT_EQ(t, g.ring_bytes,
 		     (u64)(KRWQ_CORE_MAX_WR + 1) * (16 + 16 * KRWQ_CORE_MAX_SGE));
-	RQ_EXPECT_EQ(t, krwq_rq_geometry(KRWQ_CORE_MAX_WR + 1, 1, &g), -KRWQ_EINVAL);
-	RQ_EXPECT_EQ(t, krwq_rq_geometry(0xffffffffu, 1, &g), -KRWQ_EINVAL);
-	RQ_EXPECT_EQ(t, krwq_rq_geometry(1, KRWQ_CORE_MAX_SGE + 1, &g), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, krwq_rq_geometry(KRWQ_CORE_MAX_WR + 1, 1, &g), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, krwq_rq_geometry(0xffffffffu, 1, &g), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, krwq_rq_geometry(1, KRWQ_CORE_MAX_SGE + 1, &g), -KRWQ_EINVAL);
 }
 
-void rq_case_new_ring_is_reset(rq_test *t)
+static void new_ring_is_reset(struct kunit *t)
 {
 	struct krwq_rq *rq = rq_env_new(t, 4, 1, 0);
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_EXPECT_EQ(t, (int)krwq_rq_get_state(rq), KRWQ_RQ_RESET);
-	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
-	RQ_EXPECT_EQ(t, rq_env_slots(rq), 5u);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, (int)krwq_rq_get_state(rq), KRWQ_RQ_RESET);
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
+	KUNIT_EXPECT_EQ(t, rq_env_slots(rq), 5u);
 	rq_env_free(rq);
 }
 
 /* --- posting ---------------------------------------------------------- */
 
-void rq_case_post_in_reset_fails(rq_test *t)
+static void post_in_reset_fails(struct kunit *t)
 {
 	struct krwq_rq *rq = rq_env_new(t, 4, 1, 0);
 	const struct ib_recv_wr *bad = NULL;
 	struct wr_list l;
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_ASSERT_TRUE(t, make_list(&l, 2, 1, 1));
-	RQ_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL), -KRWQ_EINVAL);
-	RQ_EXPECT_PTR_EQ(t, bad, &l.wr[0]);
-	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_ASSERT_TRUE(t, make_list(&l, 2, 1, 1));
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL), -KRWQ_EINVAL);
+	KUNIT_EXPECT_PTR_EQ(t, bad, &l.wr[0]);
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
 	free_list(&l);
 	rq_env_free(rq);
 }
 
-void rq_case_post_then_take(rq_test *t)
+static void post_then_take(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 4, 4, 0);
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_EXPECT_EQ(t, post_one(rq, 42, 3), 0);
-	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 1u);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, post_one(rq, 42, 3), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 1u);
 	take_expect(t, rq, 42, 3);
-	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
 	rq_env_free(rq);
 }
 
-void rq_case_post_exact_capacity(rq_test *t)
+static void post_exact_capacity(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 16, 1, 0);
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_EXPECT_EQ(t, post_range(rq, 1, 16, 1), 0);
-	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 16u);
-	RQ_EXPECT_EQ(t, post_one(rq, 17, 1), -KRWQ_ENOMEM);
-	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 16u);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 1, 16, 1), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 16u);
+	KUNIT_EXPECT_EQ(t, post_one(rq, 17, 1), -KRWQ_ENOMEM);
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 16u);
 	take_expect(t, rq, 1, 1);
-	RQ_EXPECT_EQ(t, post_one(rq, 17, 1), 0);
-	RQ_EXPECT_EQ(t, post_one(rq, 18, 1), -KRWQ_ENOMEM);
+	KUNIT_EXPECT_EQ(t, post_one(rq, 17, 1), 0);
+	KUNIT_EXPECT_EQ(t, post_one(rq, 18, 1), -KRWQ_ENOMEM);
 	rq_env_free(rq);
 }
 
-void rq_case_post_list_full_midway(rq_test *t)
+static void post_list_full_midway(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 8, 2, 0);
 	const struct ib_recv_wr *bad = NULL;
 	struct wr_list l;
 	int i;
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_ASSERT_TRUE(t, make_list(&l, 11, 100, 2));
-	RQ_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL), -KRWQ_ENOMEM);
-	RQ_EXPECT_PTR_EQ(t, bad, &l.wr[8]);
-	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 8u);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_ASSERT_TRUE(t, make_list(&l, 11, 100, 2));
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL), -KRWQ_ENOMEM);
+	KUNIT_EXPECT_PTR_EQ(t, bad, &l.wr[8]);
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 8u);
 	for (i = 0; i < 8; i++)
 		take_expect(t, rq, 100 + i, 2);
 	free_list(&l);
 	rq_env_free(rq);
 }
 
-void rq_case_post_too_many_sge(rq_test *t)
+static void post_too_many_sge(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 8, 2, 0);
 	const struct ib_recv_wr *bad = NULL;
 	struct wr_list l;
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_ASSERT_TRUE(t, make_list(&l, 4, 1, 2));
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_ASSERT_TRUE(t, make_list(&l, 4, 1, 2));
 	l.wr[2].num_sge = 3;
-	RQ_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL), -KRWQ_EINVAL);
-	RQ_EXPECT_PTR_EQ(t, bad, &l.wr[2]);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL), -KRWQ_EINVAL);
+	KUNIT_EXPECT_PTR_EQ(t, bad, &l.wr[2]);
 	/* the WRs before the bad one stay posted */
-	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 2u);
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 2u);
 	take_expect(t, rq, 1, 2);
 	take_expect(t, rq, 2, 2);
 	free_list(&l);
 	rq_env_free(rq);
 }
 
-void rq_case_post_negative_sge(rq_test *t)
+static void post_negative_sge(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 8, 2, 0);
 	const struct ib_recv_wr *bad = NULL;
 	struct wr_list l;
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_ASSERT_TRUE(t, make_list(&l, 1, 1, 1));
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_ASSERT_TRUE(t, make_list(&l, 1, 1, 1));
 	l.wr[0].num_sge = -1;
-	RQ_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL), -KRWQ_EINVAL);
-	RQ_EXPECT_PTR_EQ(t, bad, &l.wr[0]);
-	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL), -KRWQ_EINVAL);
+	KUNIT_EXPECT_PTR_EQ(t, bad, &l.wr[0]);
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
 	free_list(&l);
 	rq_env_free(rq);
 }
 
-void rq_case_post_zero_sge(rq_test *t)
+static void post_zero_sge(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 2, 0, 0);
 	struct ib_recv_wr wr = { .wr_id = 9, .sg_list = NULL, .num_sge = 0 };
 	const struct ib_recv_wr *bad = NULL;
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL), 0);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL), 0);
 	take_expect(t, rq, 9, 0);
 	rq_env_free(rq);
 }
 
-void rq_case_post_empty_list(rq_test *t)
+static void post_empty_list(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 2, 1, 0);
 	const struct ib_recv_wr *bad = NULL;
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_EXPECT_EQ(t, krwq_rq_post(rq, NULL, &bad, NULL), 0);
-	RQ_EXPECT_PTR_EQ(t, bad, NULL);
-	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, NULL, &bad, NULL), 0);
+	KUNIT_EXPECT_PTR_EQ(t, bad, NULL);
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
 	rq_env_free(rq);
 }
 
-void rq_case_post_copies_sges(rq_test *t)
+static void post_copies_sges(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 2, 2, 0);
 	struct ib_sge sge[2];
 	struct ib_recv_wr wr = { .wr_id = 5, .sg_list = sge, .num_sge = 2 };
 	const struct ib_recv_wr *bad = NULL;
 
-	RQ_ASSERT_TRUE(t, rq);
+	KUNIT_ASSERT_TRUE(t, rq);
 	fill_sges(sge, 2, 5);
-	RQ_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL), 0);
 	/* the caller may reuse its WR and SGEs as soon as post returns */
 	fill_sges(sge, 2, 77);
 	wr.wr_id = 77;
@@ -308,41 +313,41 @@ void rq_case_post_copies_sges(rq_test *t)
 	rq_env_free(rq);
 }
 
-void rq_case_post_wraps_in_order(rq_test *t)
+static void post_wraps_in_order(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 5, 1, 0);
 	u64 next_post = 1, next_take = 1;
 	int round;
 
-	RQ_ASSERT_TRUE(t, rq);
+	KUNIT_ASSERT_TRUE(t, rq);
 	for (round = 0; round < 20; round++) {
 		int n = 1 + round % 5, i;
 
-		RQ_EXPECT_EQ(t, post_range(rq, next_post, n, 1), 0);
+		KUNIT_EXPECT_EQ(t, post_range(rq, next_post, n, 1), 0);
 		next_post += n;
 		for (i = 0; i < n; i++)
 			take_expect(t, rq, next_take++, 1);
 	}
-	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
 	rq_env_free(rq);
 }
 
-void rq_case_post_in_init_not_taken(rq_test *t)
+static void post_in_init_not_taken(struct kunit *t)
 {
 	struct krwq_rq *rq = rq_env_new(t, 4, 1, 0);
 	struct krwq_taken out;
 
-	RQ_ASSERT_TRUE(t, rq);
+	KUNIT_ASSERT_TRUE(t, rq);
 	krwq_rq_set_state(rq, KRWQ_RQ_POST_ONLY, NULL);
-	RQ_EXPECT_EQ(t, post_one(rq, 1, 1), 0);
-	RQ_EXPECT_EQ(t, take_any(rq, &out), 0);
-	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 1u);
+	KUNIT_EXPECT_EQ(t, post_one(rq, 1, 1), 0);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 1u);
 	krwq_rq_set_state(rq, KRWQ_RQ_ACTIVE, NULL);
 	take_expect(t, rq, 1, 1);
 	rq_env_free(rq);
 }
 
-void rq_case_post_in_error_flushes(rq_test *t)
+static void post_in_error_flushes(struct kunit *t)
 {
 	struct krwq_rq *rq = rq_env_new(t, 4, 1, 0);
 	struct flush_log log = { .n = 0 };
@@ -350,20 +355,20 @@ void rq_case_post_in_error_flushes(rq_test *t)
 	const struct ib_recv_wr *bad = NULL;
 	struct wr_list l;
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_ASSERT_TRUE(t, make_list(&l, 6, 10, 1));
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_ASSERT_TRUE(t, make_list(&l, 6, 10, 1));
 	krwq_rq_set_state(rq, KRWQ_RQ_FLUSH, &sink);
 	/* more WRs than the ring holds: none is queued, all complete */
-	RQ_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, &sink), 0);
-	RQ_EXPECT_EQ(t, log.n, 6);
-	RQ_EXPECT_EQ(t, log.ids[0], 10ull);
-	RQ_EXPECT_EQ(t, log.ids[5], 15ull);
-	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, &sink), 0);
+	KUNIT_EXPECT_EQ(t, log.n, 6);
+	KUNIT_EXPECT_EQ(t, log.ids[0], 10ull);
+	KUNIT_EXPECT_EQ(t, log.ids[5], 15ull);
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
 	free_list(&l);
 	rq_env_free(rq);
 }
 
-void rq_case_post_in_error_checks_sge(rq_test *t)
+static void post_in_error_checks_sge(struct kunit *t)
 {
 	struct krwq_rq *rq = rq_env_new(t, 4, 1, 0);
 	struct flush_log log = { .n = 0 };
@@ -371,43 +376,43 @@ void rq_case_post_in_error_checks_sge(rq_test *t)
 	const struct ib_recv_wr *bad = NULL;
 	struct wr_list l;
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_ASSERT_TRUE(t, make_list(&l, 3, 1, 1));
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_ASSERT_TRUE(t, make_list(&l, 3, 1, 1));
 	l.wr[1].num_sge = 2;
 	krwq_rq_set_state(rq, KRWQ_RQ_FLUSH, &sink);
-	RQ_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, &sink), -KRWQ_EINVAL);
-	RQ_EXPECT_PTR_EQ(t, bad, &l.wr[1]);
-	RQ_EXPECT_EQ(t, log.n, 1);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, &sink), -KRWQ_EINVAL);
+	KUNIT_EXPECT_PTR_EQ(t, bad, &l.wr[1]);
+	KUNIT_EXPECT_EQ(t, log.n, 1);
 	free_list(&l);
 	rq_env_free(rq);
 }
 
-void rq_case_post_in_error_needs_sink(rq_test *t)
+static void post_in_error_needs_sink(struct kunit *t)
 {
 	struct krwq_rq *rq = rq_env_new(t, 4, 1, 0);
 
-	RQ_ASSERT_TRUE(t, rq);
+	KUNIT_ASSERT_TRUE(t, rq);
 	krwq_rq_set_state(rq, KRWQ_RQ_FLUSH, NULL);
-	RQ_EXPECT_EQ(t, post_one(rq, 1, 1), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, post_one(rq, 1, 1), -KRWQ_EINVAL);
 	rq_env_free(rq);
 }
 
 /* --- taking ----------------------------------------------------------- */
 
-void rq_case_take_empty(rq_test *t)
+static void take_empty(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 4, 1, 0);
 	struct krwq_taken out;
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_EXPECT_EQ(t, take_any(rq, &out), 0);
-	RQ_EXPECT_EQ(t, post_one(rq, 1, 1), 0);
-	RQ_EXPECT_EQ(t, take_any(rq, &out), 1);
-	RQ_EXPECT_EQ(t, take_any(rq, &out), 0);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), 0);
+	KUNIT_EXPECT_EQ(t, post_one(rq, 1, 1), 0);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), 1);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), 0);
 	rq_env_free(rq);
 }
 
-void rq_case_take_only_when_active(rq_test *t)
+static void take_only_when_active(struct kunit *t)
 {
 	static const enum krwq_rq_state idle[] = {
 		KRWQ_RQ_RESET, KRWQ_RQ_POST_ONLY, KRWQ_RQ_FLUSH,
@@ -416,17 +421,17 @@ void rq_case_take_only_when_active(rq_test *t)
 	struct krwq_taken out;
 	int i;
 
-	RQ_ASSERT_TRUE(t, rq);
+	KUNIT_ASSERT_TRUE(t, rq);
 	for (i = 0; i < 3; i++) {
 		krwq_rq_set_state(rq, KRWQ_RQ_ACTIVE, NULL);
-		RQ_EXPECT_EQ(t, post_one(rq, i, 1), 0);
+		KUNIT_EXPECT_EQ(t, post_one(rq, i, 1), 0);
 		krwq_rq_set_state(rq, idle[i], NULL);
-		RQ_EXPECT_EQ(t, take_any(rq, &out), 0);
+		KUNIT_EXPECT_EQ(t, take_any(rq, &out), 0);
 	}
 	rq_env_free(rq);
 }
 
-void rq_case_take_fifo_long_run(rq_test *t)
+static void take_fifo_long_run(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 64, 4, 0);
 	const struct ib_recv_wr *bad = NULL;
@@ -434,10 +439,10 @@ void rq_case_take_fifo_long_run(rq_test *t)
 	struct wr_list l;
 	int round, i;
 
-	RQ_ASSERT_TRUE(t, rq);
+	KUNIT_ASSERT_TRUE(t, rq);
 	for (round = 0; round < 50; round++) {
-		RQ_ASSERT_TRUE(t, make_list(&l, 1 + round % 40, next_take, 1 + round % 4));
-		RQ_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL), 0);
+		KUNIT_ASSERT_TRUE(t, make_list(&l, 1 + round % 40, next_take, 1 + round % 4));
+		KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL), 0);
 		for (i = 0; i < l.n; i++)
 			take_expect(t, rq, next_take++, 1 + round % 4);
 		free_list(&l);
@@ -446,48 +451,48 @@ void rq_case_take_fifo_long_run(rq_test *t)
 }
 
 /* rdmavt: a bad lkey consumed the WQE but left count alone (defect 6). */
-void rq_case_count_never_exceeds_length(rq_test *t)
+static void count_never_exceeds_length(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 40, 1, 0);
 	struct krwq_taken out;
 	u32 posted = 0, taken = 0;
 	int i;
 
-	RQ_ASSERT_TRUE(t, rq);
+	KUNIT_ASSERT_TRUE(t, rq);
 	for (i = 0; i < 200; i++) {
 		if ((i * 7) % 3 != 0 && posted - taken < 40) {
-			RQ_EXPECT_EQ(t, post_one(rq, posted, 1), 0);
+			KUNIT_EXPECT_EQ(t, post_one(rq, posted, 1), 0);
 			posted++;
 		} else if (take_any(rq, &out) == 1) {
-			RQ_EXPECT_EQ(t, out.wr_id, (u64)taken);
+			KUNIT_EXPECT_EQ(t, out.wr_id, (u64)taken);
 			taken++;
 		}
-		RQ_EXPECT_TRUE(t, rq_env_cached_count(rq) <= posted - taken);
+		KUNIT_EXPECT_TRUE(t, rq_env_cached_count(rq) <= posted - taken);
 	}
-	RQ_EXPECT_EQ(t, krwq_rq_count(rq), posted - taken);
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), posted - taken);
 	rq_env_free(rq);
 }
 
-void rq_case_cached_count_refresh(rq_test *t)
+static void cached_count_refresh(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 64, 1, 0);
 	int i;
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_EXPECT_EQ(t, post_range(rq, 0, 40, 1), 0);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 0, 40, 1), 0);
 	take_expect(t, rq, 0, 1);
 	/* the take refreshed the cache from head: 39 remain */
-	RQ_EXPECT_EQ(t, rq_env_cached_count(rq), 39u);
-	RQ_EXPECT_EQ(t, post_range(rq, 40, 10, 1), 0);
+	KUNIT_EXPECT_EQ(t, rq_env_cached_count(rq), 39u);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 40, 10, 1), 0);
 	for (i = 1; i < 50; i++)
 		take_expect(t, rq, i, 1);
-	RQ_EXPECT_EQ(t, rq_env_cached_count(rq), 0u);
+	KUNIT_EXPECT_EQ(t, rq_env_cached_count(rq), 0u);
 	rq_env_free(rq);
 }
 
 /* --- the SRQ limit ---------------------------------------------------- */
 
-static int drain_until_event(rq_test *t, struct krwq_rq *rq, int max_takes)
+static int drain_until_event(struct kunit *t, struct krwq_rq *rq, int max_takes)
 {
 	struct krwq_taken out;
 	int i;
@@ -501,79 +506,79 @@ static int drain_until_event(rq_test *t, struct krwq_rq *rq, int max_takes)
 	return -1;
 }
 
-void rq_case_limit_fires_once(rq_test *t)
+static void limit_fires_once(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 10, 1, RQ_ENV_RESIZABLE);
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_EXPECT_EQ(t, post_range(rq, 0, 10, 1), 0);
-	RQ_EXPECT_EQ(t, krwq_rq_set_limit(rq, 5), 0);
-	RQ_EXPECT_EQ(t, krwq_rq_limit(rq), 5u);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 0, 10, 1), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_set_limit(rq, 5), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_limit(rq), 5u);
 	/* the sixth take leaves 4 < 5 entries: that one reports the event */
-	RQ_EXPECT_EQ(t, drain_until_event(t, rq, 10), 5);
-	RQ_EXPECT_EQ(t, krwq_rq_limit(rq), 0u);
+	KUNIT_EXPECT_EQ(t, drain_until_event(t, rq, 10), 5);
+	KUNIT_EXPECT_EQ(t, krwq_rq_limit(rq), 0u);
 	/* disarmed: the remaining takes report nothing */
-	RQ_EXPECT_EQ(t, drain_until_event(t, rq, 4), -1);
+	KUNIT_EXPECT_EQ(t, drain_until_event(t, rq, 4), -1);
 	rq_env_free(rq);
 }
 
-void rq_case_limit_rearm(rq_test *t)
+static void limit_rearm(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 10, 1, RQ_ENV_RESIZABLE);
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_EXPECT_EQ(t, post_range(rq, 0, 4, 1), 0);
-	RQ_EXPECT_EQ(t, krwq_rq_set_limit(rq, 2), 0);
-	RQ_EXPECT_EQ(t, drain_until_event(t, rq, 4), 2);
-	RQ_EXPECT_EQ(t, post_range(rq, 4, 6, 1), 0);
-	RQ_EXPECT_EQ(t, krwq_rq_set_limit(rq, 3), 0);
-	RQ_EXPECT_EQ(t, drain_until_event(t, rq, 7), 4);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 0, 4, 1), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_set_limit(rq, 2), 0);
+	KUNIT_EXPECT_EQ(t, drain_until_event(t, rq, 4), 2);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 4, 6, 1), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_set_limit(rq, 3), 0);
+	KUNIT_EXPECT_EQ(t, drain_until_event(t, rq, 7), 4);
 	rq_env_free(rq);
 }
 
-void rq_case_limit_above_max_wr(rq_test *t)
+static void limit_above_max_wr(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 10, 1, RQ_ENV_RESIZABLE);
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_EXPECT_EQ(t, krwq_rq_set_limit(rq, 4), 0);
-	RQ_EXPECT_EQ(t, krwq_rq_set_limit(rq, 11), -KRWQ_EINVAL);
-	RQ_EXPECT_EQ(t, krwq_rq_limit(rq), 4u);
-	RQ_EXPECT_EQ(t, krwq_rq_set_limit(rq, 10), 0);
-	RQ_EXPECT_EQ(t, krwq_rq_limit(rq), 10u);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, krwq_rq_set_limit(rq, 4), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_set_limit(rq, 11), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, krwq_rq_limit(rq), 4u);
+	KUNIT_EXPECT_EQ(t, krwq_rq_set_limit(rq, 10), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_limit(rq), 10u);
 	rq_env_free(rq);
 }
 
-void rq_case_limit_zero_disarms(rq_test *t)
+static void limit_zero_disarms(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 10, 1, RQ_ENV_RESIZABLE);
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_EXPECT_EQ(t, post_range(rq, 0, 3, 1), 0);
-	RQ_EXPECT_EQ(t, krwq_rq_set_limit(rq, 8), 0);
-	RQ_EXPECT_EQ(t, krwq_rq_set_limit(rq, 0), 0);
-	RQ_EXPECT_EQ(t, drain_until_event(t, rq, 3), -1);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 0, 3, 1), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_set_limit(rq, 8), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_set_limit(rq, 0), 0);
+	KUNIT_EXPECT_EQ(t, drain_until_event(t, rq, 3), -1);
 	rq_env_free(rq);
 }
 
-void rq_case_limit_quiet_above(rq_test *t)
+static void limit_quiet_above(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 40, 1, RQ_ENV_RESIZABLE);
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_EXPECT_EQ(t, post_range(rq, 0, 40, 1), 0);
-	RQ_EXPECT_EQ(t, krwq_rq_set_limit(rq, 3), 0);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 0, 40, 1), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_set_limit(rq, 3), 0);
 	/* 37 takes leave 3 entries, not below 3: no event, still armed */
-	RQ_EXPECT_EQ(t, drain_until_event(t, rq, 37), -1);
-	RQ_EXPECT_EQ(t, krwq_rq_limit(rq), 3u);
+	KUNIT_EXPECT_EQ(t, drain_until_event(t, rq, 37), -1);
+	KUNIT_EXPECT_EQ(t, krwq_rq_limit(rq), 3u);
 	/* the next leaves 2 < 3 */
-	RQ_EXPECT_EQ(t, drain_until_event(t, rq, 1), 0);
+	KUNIT_EXPECT_EQ(t, drain_until_event(t, rq, 1), 0);
 	rq_env_free(rq);
 }
 
 /* --- flush and reset -------------------------------------------------- */
 
-void rq_case_flush_in_order(rq_test *t)
+static void flush_in_order(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 8, 1, 0);
 	struct flush_log log = { .n = 0 };
@@ -581,76 +586,76 @@ void rq_case_flush_in_order(rq_test *t)
 	struct krwq_taken out;
 	int i;
 
-	RQ_ASSERT_TRUE(t, rq);
+	KUNIT_ASSERT_TRUE(t, rq);
 	/* move head and tail off zero so the flush has to wrap */
-	RQ_EXPECT_EQ(t, post_range(rq, 0, 6, 1), 0);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 0, 6, 1), 0);
 	for (i = 0; i < 6; i++)
 		take_any(rq, &out);
-	RQ_EXPECT_EQ(t, post_range(rq, 100, 7, 1), 0);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 100, 7, 1), 0);
 	take_expect(t, rq, 100, 1);
 	krwq_rq_set_state(rq, KRWQ_RQ_FLUSH, &sink);
-	RQ_EXPECT_EQ(t, log.n, 6);
+	KUNIT_EXPECT_EQ(t, log.n, 6);
 	for (i = 0; i < 6 && i < log.n; i++)
-		RQ_EXPECT_EQ(t, log.ids[i], 101ull + i);
-	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
-	RQ_EXPECT_EQ(t, take_any(rq, &out), 0);
+		KUNIT_EXPECT_EQ(t, log.ids[i], 101ull + i);
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), 0);
 	rq_env_free(rq);
 }
 
-void rq_case_flush_twice_is_empty(rq_test *t)
+static void flush_twice_is_empty(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 8, 1, 0);
 	struct flush_log log = { .n = 0 };
 	struct krwq_sink sink = { .flushed = log_flushed, .ctx = &log };
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_EXPECT_EQ(t, post_range(rq, 0, 3, 1), 0);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 0, 3, 1), 0);
 	krwq_rq_set_state(rq, KRWQ_RQ_FLUSH, &sink);
 	krwq_rq_set_state(rq, KRWQ_RQ_FLUSH, &sink);
-	RQ_EXPECT_EQ(t, log.n, 3);
+	KUNIT_EXPECT_EQ(t, log.n, 3);
 	rq_env_free(rq);
 }
 
 /* rdmavt: RESET kept head, tail and count; a stale count let the
  * consumer take slots that were never posted (defect 4).
  */
-void rq_case_reset_empties(rq_test *t)
+static void reset_empties(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 32, 1, 0);
 	struct krwq_taken out;
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_EXPECT_EQ(t, post_range(rq, 0, 30, 1), 0);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 0, 30, 1), 0);
 	take_expect(t, rq, 0, 1);
-	RQ_EXPECT_EQ(t, rq_env_cached_count(rq), 29u);
+	KUNIT_EXPECT_EQ(t, rq_env_cached_count(rq), 29u);
 	krwq_rq_set_state(rq, KRWQ_RQ_RESET, NULL);
-	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
-	RQ_EXPECT_EQ(t, rq_env_cached_count(rq), 0u);
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
+	KUNIT_EXPECT_EQ(t, rq_env_cached_count(rq), 0u);
 	krwq_rq_set_state(rq, KRWQ_RQ_POST_ONLY, NULL);
 	krwq_rq_set_state(rq, KRWQ_RQ_ACTIVE, NULL);
-	RQ_EXPECT_EQ(t, take_any(rq, &out), 0);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), 0);
 	rq_env_free(rq);
 }
 
-void rq_case_reset_after_error_reuse(rq_test *t)
+static void reset_after_error_reuse(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 8, 2, 0);
 	struct flush_log log = { .n = 0 };
 	struct krwq_sink sink = { .flushed = log_flushed, .ctx = &log };
 	struct krwq_taken out;
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_EXPECT_EQ(t, post_range(rq, 0, 5, 2), 0);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 0, 5, 2), 0);
 	take_expect(t, rq, 0, 2);
 	krwq_rq_set_state(rq, KRWQ_RQ_FLUSH, &sink);
 	krwq_rq_set_state(rq, KRWQ_RQ_RESET, NULL);
 	krwq_rq_set_state(rq, KRWQ_RQ_POST_ONLY, NULL);
-	RQ_EXPECT_EQ(t, post_range(rq, 50, 2, 2), 0);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 50, 2, 2), 0);
 	krwq_rq_set_state(rq, KRWQ_RQ_ACTIVE, NULL);
 	take_expect(t, rq, 50, 2);
 	take_expect(t, rq, 51, 2);
-	RQ_EXPECT_EQ(t, take_any(rq, &out), 0);
-	RQ_EXPECT_EQ(t, log.n, 4);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), 0);
+	KUNIT_EXPECT_EQ(t, log.n, 4);
 	rq_env_free(rq);
 }
 
@@ -659,75 +664,75 @@ void rq_case_reset_after_error_reuse(rq_test *t)
 /* rdmavt: resizing a ring that was never user-mapped read the unused
  * user indices (0/0) and dropped every posted WR (defect 3).
  */
-void rq_case_resize_keeps_order(rq_test *t)
+static void resize_keeps_order(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 6, 2, RQ_ENV_RESIZABLE);
 	int i;
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_EXPECT_EQ(t, post_range(rq, 0, 5, 2), 0);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 0, 5, 2), 0);
 	for (i = 0; i < 4; i++)
 		take_expect(t, rq, i, 2);
-	RQ_EXPECT_EQ(t, post_range(rq, 5, 5, 2), 0);	/* wraps */
-	RQ_EXPECT_EQ(t, rq_env_resize(rq, 20), 0);
-	RQ_EXPECT_EQ(t, rq_env_slots(rq), 21u);
-	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 6u);
-	RQ_EXPECT_EQ(t, post_range(rq, 10, 14, 2), 0);
-	RQ_EXPECT_EQ(t, post_one(rq, 24, 2), -KRWQ_ENOMEM);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 5, 5, 2), 0);	/* wraps */
+	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 20), 0);
+	KUNIT_EXPECT_EQ(t, rq_env_slots(rq), 21u);
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 6u);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 10, 14, 2), 0);
+	KUNIT_EXPECT_EQ(t, post_one(rq, 24, 2), -KRWQ_ENOMEM);
 	for (i = 4; i < 24; i++)
 		take_expect(t, rq, i, 2);
 	rq_env_free(rq);
 }
 
-void rq_case_resize_too_small(rq_test *t)
+static void resize_too_small(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 10, 1, RQ_ENV_RESIZABLE);
 	int i;
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_EXPECT_EQ(t, post_range(rq, 0, 6, 1), 0);
-	RQ_EXPECT_EQ(t, rq_env_resize(rq, 5), -KRWQ_EINVAL);
-	RQ_EXPECT_EQ(t, rq_env_slots(rq), 11u);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 0, 6, 1), 0);
+	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 5), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, rq_env_slots(rq), 11u);
 	for (i = 0; i < 6; i++)
 		take_expect(t, rq, i, 1);
 	rq_env_free(rq);
 }
 
-void rq_case_resize_to_exact_fit(rq_test *t)
+static void resize_to_exact_fit(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 10, 1, RQ_ENV_RESIZABLE);
 	int i;
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_EXPECT_EQ(t, post_range(rq, 0, 6, 1), 0);
-	RQ_EXPECT_EQ(t, rq_env_resize(rq, 6), 0);
-	RQ_EXPECT_EQ(t, post_one(rq, 6, 1), -KRWQ_ENOMEM);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 0, 6, 1), 0);
+	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 6), 0);
+	KUNIT_EXPECT_EQ(t, post_one(rq, 6, 1), -KRWQ_ENOMEM);
 	for (i = 0; i < 6; i++)
 		take_expect(t, rq, i, 1);
-	RQ_EXPECT_EQ(t, post_range(rq, 6, 6, 1), 0);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 6, 6, 1), 0);
 	rq_env_free(rq);
 }
 
-void rq_case_resize_below_limit(rq_test *t)
+static void resize_below_limit(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 10, 1, RQ_ENV_RESIZABLE);
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_EXPECT_EQ(t, krwq_rq_set_limit(rq, 8), 0);
-	RQ_EXPECT_EQ(t, rq_env_resize(rq, 7), -KRWQ_EINVAL);
-	RQ_EXPECT_EQ(t, rq_env_resize(rq, 8), 0);
-	RQ_EXPECT_EQ(t, krwq_rq_limit(rq), 8u);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, krwq_rq_set_limit(rq, 8), 0);
+	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 7), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 8), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_limit(rq), 8u);
 	rq_env_free(rq);
 }
 
-void rq_case_resize_over_core_max(rq_test *t)
+static void resize_over_core_max(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 10, 1, RQ_ENV_RESIZABLE);
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_EXPECT_EQ(t, post_range(rq, 0, 2, 1), 0);
-	RQ_EXPECT_EQ(t, rq_env_resize(rq, KRWQ_CORE_MAX_WR + 1), -KRWQ_EINVAL);
-	RQ_EXPECT_EQ(t, rq_env_resize(rq, 0xffffffffu), -KRWQ_EINVAL);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 0, 2, 1), 0);
+	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, KRWQ_CORE_MAX_WR + 1), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 0xffffffffu), -KRWQ_EINVAL);
 	take_expect(t, rq, 0, 1);
 	take_expect(t, rq, 1, 1);
 	rq_env_free(rq);
@@ -737,25 +742,25 @@ void rq_case_resize_over_core_max(rq_test *t)
  * took (defect 2).  Here the locks never move: post and take keep working
  * across repeated grows and shrinks.
  */
-void rq_case_resize_repeatedly(rq_test *t)
+static void resize_repeatedly(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 4, 1, RQ_ENV_RESIZABLE);
 	u64 next_post = 0, next_take = 0;
 	int round;
 
-	RQ_ASSERT_TRUE(t, rq);
+	KUNIT_ASSERT_TRUE(t, rq);
 	for (round = 0; round < 30; round++) {
 		u32 size;
 
-		RQ_EXPECT_EQ(t, post_range(rq, next_post, 3, 1), 0);
+		KUNIT_EXPECT_EQ(t, post_range(rq, next_post, 3, 1), 0);
 		next_post += 3;
 		/* from room for just the next round to 28 more slots */
 		size = (u32)(next_post - next_take) + 1 + (round * 13) % 29;
-		RQ_EXPECT_EQ(t, rq_env_resize(rq, size), 0);
+		KUNIT_EXPECT_EQ(t, rq_env_resize(rq, size), 0);
 		take_expect(t, rq, next_take++, 1);
 		take_expect(t, rq, next_take++, 1);
 	}
-	RQ_EXPECT_EQ(t, krwq_rq_count(rq), (u32)(next_post - next_take));
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), (u32)(next_post - next_take));
 	rq_env_free(rq);
 }
 
@@ -779,117 +784,117 @@ static void user_post(struct krwq_rq *rq, u64 wr_id, u8 num_sge)
 			 __ATOMIC_RELEASE);
 }
 
-void rq_case_user_ring_take(rq_test *t)
+static void user_ring_take(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 4, 2, RQ_ENV_USER);
 	int i;
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_ASSERT_TRUE(t, rq_env_user_head(rq));
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_ASSERT_TRUE(t, rq_env_user_head(rq));
 	for (i = 0; i < 10; i++) {
 		user_post(rq, 1000 + i, 2);
 		take_expect(t, rq, 1000 + i, 2);
 		/* the kernel publishes its tail for the user's producer */
-		RQ_EXPECT_EQ(t, *rq_env_user_tail(rq), (u32)(i + 1) % 5);
+		KUNIT_EXPECT_EQ(t, *rq_env_user_tail(rq), (u32)(i + 1) % 5);
 	}
 	rq_env_free(rq);
 }
 
-void rq_case_user_ring_bad_head(rq_test *t)
+static void user_ring_bad_head(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 4, 2, RQ_ENV_USER);
 	struct flush_log log = { .n = 0 };
 	struct krwq_sink sink = { .flushed = log_flushed, .ctx = &log };
 	struct krwq_taken out;
 
-	RQ_ASSERT_TRUE(t, rq);
+	KUNIT_ASSERT_TRUE(t, rq);
 	user_post(rq, 1, 1);
 	*rq_env_user_head(rq) = 5;		/* == slots: out of range */
-	RQ_EXPECT_EQ(t, take_any(rq, &out), 0);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), 0);
 	*rq_env_user_head(rq) = 0xffffffffu;
-	RQ_EXPECT_EQ(t, take_any(rq, &out), 0);
-	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
-	RQ_EXPECT_EQ(t, post_one(rq, 2, 1), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
+	KUNIT_EXPECT_EQ(t, post_one(rq, 2, 1), -KRWQ_EINVAL);
 	krwq_rq_set_state(rq, KRWQ_RQ_FLUSH, &sink);
-	RQ_EXPECT_EQ(t, log.n, 0);
+	KUNIT_EXPECT_EQ(t, log.n, 0);
 	rq_env_free(rq);
 }
 
-void rq_case_user_ring_bad_num_sge(rq_test *t)
+static void user_ring_bad_num_sge(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 4, 2, RQ_ENV_USER);
 	struct krwq_taken out;
 
-	RQ_ASSERT_TRUE(t, rq);
+	KUNIT_ASSERT_TRUE(t, rq);
 	user_post(rq, 7, 255);		/* more than max_sge: never copied */
 	user_post(rq, 8, 2);
-	RQ_EXPECT_EQ(t, take_any(rq, &out), -KRWQ_EINVAL);
-	RQ_EXPECT_EQ(t, out.wr_id, 7ull);
-	RQ_EXPECT_EQ(t, out.num_sge, 0u);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, out.wr_id, 7ull);
+	KUNIT_EXPECT_EQ(t, out.num_sge, 0u);
 	take_expect(t, rq, 8, 2);
-	RQ_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
 	rq_env_free(rq);
 }
 
-void rq_case_user_ring_tail_is_kernels(rq_test *t)
+static void user_ring_tail_is_kernels(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 4, 1, RQ_ENV_USER);
 
-	RQ_ASSERT_TRUE(t, rq);
+	KUNIT_ASSERT_TRUE(t, rq);
 	user_post(rq, 1, 1);
 	user_post(rq, 2, 1);
 	*rq_env_user_tail(rq) = 3;	/* user space lies about the tail */
 	take_expect(t, rq, 1, 1);
 	take_expect(t, rq, 2, 1);
-	RQ_EXPECT_EQ(t, *rq_env_user_tail(rq), 2u);
+	KUNIT_EXPECT_EQ(t, *rq_env_user_tail(rq), 2u);
 	rq_env_free(rq);
 }
 
-void rq_case_user_ring_kernel_post(rq_test *t)
+static void user_ring_kernel_post(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 3, 1, RQ_ENV_USER);
 
-	RQ_ASSERT_TRUE(t, rq);
-	RQ_EXPECT_EQ(t, post_range(rq, 1, 3, 1), 0);
-	RQ_EXPECT_EQ(t, post_one(rq, 4, 1), -KRWQ_ENOMEM);
-	RQ_EXPECT_EQ(t, *rq_env_user_head(rq), 3u);
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 1, 3, 1), 0);
+	KUNIT_EXPECT_EQ(t, post_one(rq, 4, 1), -KRWQ_ENOMEM);
+	KUNIT_EXPECT_EQ(t, *rq_env_user_head(rq), 3u);
 	take_expect(t, rq, 1, 1);
 	take_expect(t, rq, 2, 1);
 	take_expect(t, rq, 3, 1);
 	rq_env_free(rq);
 }
 
-void rq_case_user_ring_resize(rq_test *t)
+static void user_ring_resize(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 4, 1, RQ_ENV_USER);
 	int i;
 
-	RQ_ASSERT_TRUE(t, rq);
+	KUNIT_ASSERT_TRUE(t, rq);
 	for (i = 0; i < 3; i++)
 		user_post(rq, i, 1);
 	take_expect(t, rq, 0, 1);
-	RQ_EXPECT_EQ(t, rq_env_resize(rq, 9), 0);
-	RQ_EXPECT_EQ(t, *rq_env_user_head(rq), 2u);
-	RQ_EXPECT_EQ(t, *rq_env_user_tail(rq), 0u);
+	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 9), 0);
+	KUNIT_EXPECT_EQ(t, *rq_env_user_head(rq), 2u);
+	KUNIT_EXPECT_EQ(t, *rq_env_user_tail(rq), 0u);
 	user_post(rq, 3, 1);
 	for (i = 1; i < 4; i++)
 		take_expect(t, rq, i, 1);
 	rq_env_free(rq);
 }
 
-void rq_case_user_ring_reset(rq_test *t)
+static void user_ring_reset(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 4, 1, RQ_ENV_USER);
 	struct krwq_taken out;
 
-	RQ_ASSERT_TRUE(t, rq);
+	KUNIT_ASSERT_TRUE(t, rq);
 	user_post(rq, 1, 1);
 	user_post(rq, 2, 1);
 	krwq_rq_set_state(rq, KRWQ_RQ_RESET, NULL);
-	RQ_EXPECT_EQ(t, *rq_env_user_head(rq), 0u);
-	RQ_EXPECT_EQ(t, *rq_env_user_tail(rq), 0u);
+	KUNIT_EXPECT_EQ(t, *rq_env_user_head(rq), 0u);
+	KUNIT_EXPECT_EQ(t, *rq_env_user_tail(rq), 0u);
 	krwq_rq_set_state(rq, KRWQ_RQ_ACTIVE, NULL);
-	RQ_EXPECT_EQ(t, take_any(rq, &out), 0);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), 0);
 	rq_env_free(rq);
 }
 
@@ -1014,7 +1019,7 @@ static void stress_role_run(void *arg)
 	}
 }
 
-static void run_stress(rq_test *t, int producers, bool resize)
+static void run_stress(struct kunit *t, int producers, bool resize)
 {
 	struct stress s = {
 		.total = RQ_STRESS_WQES / producers,
@@ -1025,7 +1030,7 @@ static void run_stress(rq_test *t, int producers, bool resize)
 	int i, n = 0;
 
 	s.rq = active_rq(t, 32, 1, resize ? RQ_ENV_RESIZABLE : 0);
-	RQ_ASSERT_TRUE(t, s.rq);
+	KUNIT_ASSERT_TRUE(t, s.rq);
 	for (i = 0; i < producers; i++)
 		roles[n++] = (struct stress_role){ &s, PRODUCER, i };
 	roles[n++] = (struct stress_role){ &s, CONSUMER, 0 };
@@ -1035,22 +1040,22 @@ static void run_stress(rq_test *t, int producers, bool resize)
 		args[i] = &roles[i];
 	rq_env_run(t, n, stress_role_run, args);
 
-	RQ_EXPECT_EQ(t, s.errors, 0u);
+	KUNIT_EXPECT_EQ(t, s.errors, 0u);
 	for (i = 0; i < producers; i++)
-		RQ_EXPECT_EQ(t, s.taken[i], s.total);
-	RQ_EXPECT_EQ(t, krwq_rq_count(s.rq), 0u);
-	RQ_INFO(t, "%d producer(s): posted %u, taken %u, resizes %u",
+		KUNIT_EXPECT_EQ(t, s.taken[i], s.total);
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(s.rq), 0u);
+	kunit_info(t, "%d producer(s): posted %u, taken %u, resizes %u",
 		producers, producers * s.total,
 		s.taken[0] + (producers > 1 ? s.taken[1] : 0), s.resizes);
 	rq_env_free(s.rq);
 }
 
-void rq_case_threads_one_producer(rq_test *t)
+static void threads_one_producer(struct kunit *t)
 {
 	run_stress(t, 1, false);
 }
 
-void rq_case_threads_two_producers(rq_test *t)
+static void threads_two_producers(struct kunit *t)
 {
 	run_stress(t, 2, false);
 }
@@ -1058,7 +1063,58 @@ void rq_case_threads_two_producers(rq_test *t)
 /* rdmavt: resize held only c_lock, so a post could land in the old ring
  * after the copy (lost) or after it was freed (defect 1).
  */
-void rq_case_threads_resize_under_load(rq_test *t)
+static void threads_resize_under_load(struct kunit *t)
 {
 	run_stress(t, 2, true);
 }
+
+struct kunit_case krwq_rq_cases[] = {
+	KUNIT_CASE(geometry_sizes),
+	KUNIT_CASE(geometry_limits),
+	KUNIT_CASE(new_ring_is_reset),
+	KUNIT_CASE(post_in_reset_fails),
+	KUNIT_CASE(post_then_take),
+	KUNIT_CASE(post_exact_capacity),
+	KUNIT_CASE(post_list_full_midway),
+	KUNIT_CASE(post_too_many_sge),
+	KUNIT_CASE(post_negative_sge),
+	KUNIT_CASE(post_zero_sge),
+	KUNIT_CASE(post_empty_list),
+	KUNIT_CASE(post_copies_sges),
+	KUNIT_CASE(post_wraps_in_order),
+	KUNIT_CASE(post_in_init_not_taken),
+	KUNIT_CASE(post_in_error_flushes),
+	KUNIT_CASE(post_in_error_checks_sge),
+	KUNIT_CASE(post_in_error_needs_sink),
+	KUNIT_CASE(take_empty),
+	KUNIT_CASE(take_only_when_active),
+	KUNIT_CASE(take_fifo_long_run),
+	KUNIT_CASE(count_never_exceeds_length),
+	KUNIT_CASE(cached_count_refresh),
+	KUNIT_CASE(limit_fires_once),
+	KUNIT_CASE(limit_rearm),
+	KUNIT_CASE(limit_above_max_wr),
+	KUNIT_CASE(limit_zero_disarms),
+	KUNIT_CASE(limit_quiet_above),
+	KUNIT_CASE(flush_in_order),
+	KUNIT_CASE(flush_twice_is_empty),
+	KUNIT_CASE(reset_empties),
+	KUNIT_CASE(reset_after_error_reuse),
+	KUNIT_CASE(resize_keeps_order),
+	KUNIT_CASE(resize_too_small),
+	KUNIT_CASE(resize_to_exact_fit),
+	KUNIT_CASE(resize_below_limit),
+	KUNIT_CASE(resize_over_core_max),
+	KUNIT_CASE(resize_repeatedly),
+	KUNIT_CASE(user_ring_take),
+	KUNIT_CASE(user_ring_bad_head),
+	KUNIT_CASE(user_ring_bad_num_sge),
+	KUNIT_CASE(user_ring_tail_is_kernels),
+	KUNIT_CASE(user_ring_kernel_post),
+	KUNIT_CASE(user_ring_resize),
+	KUNIT_CASE(user_ring_reset),
+	KUNIT_CASE(threads_one_producer),
+	KUNIT_CASE(threads_two_producers),
+	KUNIT_CASE(threads_resize_under_load),
+	{}
+};

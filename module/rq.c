@@ -12,8 +12,11 @@
  *    wq[] array, since a QP's receive queue never changes size;
  *  - an SRQ's ring: a separate allocation, so that a resize can swap it
  *    while the struct krwq_krwq that holds the locks stays where it is
- *    (a poster spinning on p_lock during a resize still holds a valid lock).
+ *    (a poster spinning on p_lock during a resize still holds a valid lock);
+ *  - a user-mapped ring (uverbs ABI 2): a struct krwq_rwq from
+ *    vmalloc_user(), indices and entries together, which user space maps.
  */
+#include <linux/vmalloc.h>
 #include <linux/mm.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
@@ -76,9 +79,48 @@ int krwq_rq_alloc(struct krwq_rq *rq, u32 max_wr, u32 max_sge,
 }
 EXPORT_SYMBOL_IF_KUNIT(krwq_rq_alloc);
 
+static struct krwq_rwq *krwq_rwq_alloc(const struct krwq_geometry *geo)
+{
+	return vmalloc_user(size_add(sizeof(struct krwq_rwq), geo->ring_bytes));
+}
+
+/**
+ * krwq_rq_alloc_user() - allocate a ring whose indices and entries user
+ * space maps and writes (rdmavt's struct rvt_rwq layout).
+ * @rq: the descriptor to fill; zeroed by the caller.
+ * @max_wr: work requests the ring must hold.
+ * @max_sge: scatter entries per work request.
+ * @node: NUMA node for the kernel-private part.
+ *
+ * Return: 0, -EINVAL for sizes the core rejects, or -ENOMEM.
+ */
+int krwq_rq_alloc_user(struct krwq_rq *rq, u32 max_wr, u32 max_sge, int node)
+{
+	struct krwq_geometry geo;
+	struct krwq_krwq *kwq;
+	struct krwq_rwq *ring;
+	int ret;
+
+	ret = krwq_rq_geometry(max_wr, max_sge, &geo);
+	if (ret)
+		return ret;
+	kwq = kzalloc_node(sizeof(*kwq), GFP_KERNEL, node);
+	if (!kwq)
+		return -ENOMEM;
+	ring = krwq_rwq_alloc(&geo);
+	if (!ring) {
+		kfree(kwq);
+		return -ENOMEM;
+	}
+	krwq_rq_init_locks(kwq);
+	return krwq_rq_init(rq, kwq, ring, KRWQ_RING_USER, max_wr, max_sge);
+}
+EXPORT_SYMBOL_IF_KUNIT(krwq_rq_alloc_user);
+
 /**
  * krwq_rq_resize_alloc() - give a resizable ring room for @max_wr entries.
- * @rq: a ring allocated with KRWQ_ALLOC_RESIZABLE.
+ * @rq: a ring from krwq_rq_alloc_user(), or krwq_rq_alloc() with
+ *      KRWQ_ALLOC_RESIZABLE.
  * @max_wr: the new capacity.
  *
  * Posted entries are kept in order; producers and consumers wait while
@@ -89,27 +131,34 @@ EXPORT_SYMBOL_IF_KUNIT(krwq_rq_alloc);
  */
 int krwq_rq_resize_alloc(struct krwq_rq *rq, u32 max_wr)
 {
+	bool user = rq->wq;
 	struct krwq_geometry geo;
-	void *entries, *old = NULL;
+	void *storage, *old = NULL;
 	int ret;
 
-	if (rq->kwq->curr_wq == rq->kwq->wq || rq->wq)
-		return -EINVAL;	/* inline and user rings do not move */
+	if (rq->kwq->curr_wq == rq->kwq->wq)
+		return -EINVAL;	/* an inline ring never moves */
 	ret = krwq_rq_geometry(max_wr, rq->max_sge, &geo);
 	if (ret)
 		return ret;
-	entries = kvzalloc(geo.ring_bytes, GFP_KERNEL);
-	if (!entries)
+	storage = user ? (void *)krwq_rwq_alloc(&geo) :
+			 kvzalloc(geo.ring_bytes, GFP_KERNEL);
+	if (!storage)
 		return -ENOMEM;
-	ret = krwq_rq_resize(rq, entries, max_wr, &old);
-	kvfree(ret ? entries : old);
+	ret = krwq_rq_resize(rq, storage, max_wr, &old);
+	if (ret)
+		old = storage;
+	if (user)
+		vfree(old);
+	else
+		kvfree(old);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(krwq_rq_resize_alloc);
 
 /**
- * krwq_rq_free() - free a ring from krwq_rq_alloc(); posted entries are
- * dropped without completions.
+ * krwq_rq_free() - free a ring from krwq_rq_alloc() or krwq_rq_alloc_user();
+ * posted entries are dropped without completions.
  * @rq: the ring; may be one whose allocation failed (kwq == NULL).
  */
 void krwq_rq_free(struct krwq_rq *rq)
@@ -118,9 +167,12 @@ void krwq_rq_free(struct krwq_rq *rq)
 
 	if (!kwq)
 		return;
-	if (kwq->curr_wq != kwq->wq)
+	if (rq->wq)
+		vfree(rq->wq);
+	else if (kwq->curr_wq != kwq->wq)
 		kvfree(kwq->curr_wq);
 	kvfree(kwq);
 	rq->kwq = NULL;
+	rq->wq = NULL;
 }
 EXPORT_SYMBOL_IF_KUNIT(krwq_rq_free);

@@ -11,9 +11,8 @@
 
 #include "krwq_core.h"
 
-static_assert(sizeof(krwq_u8) == sizeof(u8));
-static_assert(sizeof(krwq_u32) == sizeof(u32));
-static_assert(__same_type(krwq_u64, u64));
+static_assert(__same_type(unsigned int, u32));
+static_assert(__same_type(unsigned long long, u64));
 static_assert(KRWQ_ENOMEM == ENOMEM);
 static_assert(KRWQ_EINVAL == EINVAL);
 

@@ -32,10 +32,10 @@ build/host-$(1)/%.o: cxx-core/%.cpp build/host-$(1)/generated/krwq_layout.h $(wi
 build/host-$(1)/host_seam.o: cxx-core/test/host_seam.c module/rq.h kunit/rq_env.h
 	$$(CC) -std=gnu11 -O1 -g $$(HOST_WARN) $$(HOST_SAN_$(1)) $$(HOST_CPPFLAGS) -c -o $$@ $$<
 
-build/host-$(1)/rq_cases.o: kunit/rq_cases.c kunit/rq_cases.h kunit/rq_env.h
+build/host-$(1)/rq_cases.o: kunit/rq_cases.c kunit/rq_env.h
 	$$(CC) -std=gnu11 -O1 -g $$(HOST_WARN) $$(HOST_SAN_$(1)) $$(HOST_CPPFLAGS) -c -o $$@ $$<
 
-build/host-$(1)/rq_test.o: cxx-core/test/rq_test.cpp kunit/rq_cases.h kunit/rq_env.h
+build/host-$(1)/rq_test.o: cxx-core/test/rq_test.cpp kunit/rq_env.h cxx-core/test/host-include/kunit/test.h
 	$$(CXX) -std=gnu++20 -O1 -g $$(HOST_WARN) $$(HOST_SAN_$(1)) $$(HOST_CPPFLAGS) -c -o $$@ $$<
 
 build/host-$(1)/rq_test: $(HOST_CORE:%=build/host-$(1)/%.o) build/host-$(1)/host_seam.o \

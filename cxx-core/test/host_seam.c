@@ -8,6 +8,8 @@
 #include <sched.h>
 #include <stdlib.h>
 
+#include <kunit/test.h>
+
 #include "rq.h"
 #include "rq_env.h"
 
@@ -30,7 +32,7 @@ static void *ring_storage(const struct krwq_geometry *geo, unsigned int user)
 	return calloc(1, geo->ring_bytes);
 }
 
-struct krwq_rq *rq_env_new(rq_test *t, u32 max_wr, u32 max_sge,
+struct krwq_rq *rq_env_new(struct kunit *t, u32 max_wr, u32 max_sge,
 			   unsigned int flags)
 {
 	unsigned int user = flags & RQ_ENV_USER;
@@ -41,12 +43,14 @@ struct krwq_rq *rq_env_new(rq_test *t, u32 max_wr, u32 max_sge,
 	int ret;
 
 	ret = krwq_rq_geometry(max_wr, max_sge, &geo);
-	if (!RQ_EXPECT_EQ(t, ret, 0))
+	KUNIT_EXPECT_EQ(t, ret, 0);
+	if (ret)
 		return NULL;
 	rq = calloc(1, sizeof(*rq));
 	kwq = calloc(1, sizeof(*kwq));
 	storage = ring_storage(&geo, user);
-	if (!RQ_EXPECT_TRUE(t, rq && kwq && storage)) {
+	KUNIT_EXPECT_TRUE(t, rq && kwq && storage);
+	if (!rq || !kwq || !storage) {
 		free(rq);
 		free(kwq);
 		free(storage);
@@ -56,7 +60,7 @@ struct krwq_rq *rq_env_new(rq_test *t, u32 max_wr, u32 max_sge,
 	pthread_mutex_init(&kwq->c_lock.mutex, NULL);
 	ret = krwq_rq_init(rq, kwq, storage, user ? KRWQ_RING_USER : 0,
 			   max_wr, max_sge);
-	RQ_EXPECT_EQ(t, ret, 0);
+	KUNIT_EXPECT_EQ(t, ret, 0);
 	return rq;
 }
 

@@ -9,13 +9,13 @@
 #include <thread>
 #include <vector>
 
+#include <kunit/test.h>
+
 extern "C" {
-#include "rq_cases.h"
+#include "rq_env.h"
 }
 
-struct rq_host_test {};
-
-extern "C" bool rq_host_check(rq_test *, bool ok, const char *what, long long a, long long b,
+extern "C" bool kunit_host_check(kunit *, bool ok, const char *what, long long a, long long b,
 			      const char *file, int line)
 {
 	if (!ok)
@@ -23,7 +23,7 @@ extern "C" bool rq_host_check(rq_test *, bool ok, const char *what, long long a,
 	return ok;
 }
 
-extern "C" void rq_host_info(rq_test *, const char *fmt, ...)
+extern "C" void kunit_host_info(kunit *, const char *fmt, ...)
 {
 	char buf[256];
 	va_list ap;
@@ -34,7 +34,7 @@ extern "C" void rq_host_info(rq_test *, const char *fmt, ...)
 	std::printf("    # %s\n", buf);
 }
 
-extern "C" void rq_env_run(rq_test *, int n, void (*fn)(void *), void **args)
+extern "C" void rq_env_run(kunit *, int n, void (*fn)(void *), void **args)
 {
 	std::vector<std::thread> threads;
 	for (int i = 0; i < n; i++)
@@ -47,24 +47,25 @@ namespace {
 
 class SharedCase : public testing::Test {
 public:
-	explicit SharedCase(void (*fn)(rq_test *)) : fn_(fn) {}
+	explicit SharedCase(void (*fn)(kunit *)) : fn_(fn) {}
 	void TestBody() override
 	{
-		rq_host_test t;
+		kunit t{};
 		fn_(&t);
 	}
 
 private:
-	void (*fn_)(rq_test *);
+	void (*fn_)(kunit *);
 };
 
+// One GoogleTest test per entry of the KUnit case table.
 void register_cases()
 {
-#define RQ_REGISTER(name)                                                                  \
-	testing::RegisterTest("ReceiveQueue", #name, nullptr, nullptr, __FILE__, __LINE__, \
-			      []() -> testing::Test * { return new SharedCase(rq_case_##name); });
-	RQ_CASES(RQ_REGISTER)
-#undef RQ_REGISTER
+	for (const kunit_case *c = krwq_rq_cases; c->run_case; c++) {
+		auto *fn = c->run_case;
+		testing::RegisterTest("krwq_rq", c->name, nullptr, nullptr, __FILE__, __LINE__,
+				      [fn]() -> testing::Test * { return new SharedCase(fn); });
+	}
 }
 
 }  // namespace
