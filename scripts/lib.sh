@@ -42,3 +42,33 @@ kernel_dir() {
 		sha256sum | cut -c1-12)
 	echo "$KRWQ_CACHE/kernel-$ver-$variant-$hash"
 }
+
+# copy_to_root ROOT PATH: copy host file PATH to ROOT/PATH; a symlink is
+# copied as a symlink, followed by what it points to.
+copy_to_root() {
+	local root=$1 p=$2 t
+	if [ -e "$root$p" ] || [ -L "$root$p" ]; then return 0; fi
+	[ -e "$p" ] || die "$p does not exist"
+	mkdir -p "$root$(dirname "$p")"
+	if [ -L "$p" ]; then
+		cp -P "$p" "$root$p"
+		t=$(readlink "$p")
+		case $t in /*) ;; *) t=$(dirname "$p")/$t ;; esac
+		copy_to_root "$root" "$(realpath -sm "$t")"
+	else
+		cp --preserve=mode,timestamps "$p" "$root$p"
+	fi
+}
+
+# elf_libs FILE...: every shared library (and the loader) ldd names for
+# the dynamic ELF files among FILEs, one a line; dies on a missing one.
+elf_libs() {
+	local f
+	for f in "$@"; do
+		[ -f "$f" ] && [ "$(head -c4 "$f" | tr -d '\0')" = $'\x7fELF' ] || continue
+		{ ldd "$f" 2>/dev/null || true; } | awk -v f="$f" '
+			$2 == "=>" && $3 == "not" { print "krwq: " f ": " $1 " not found" > "/dev/stderr"; exit 1 }
+			$2 == "=>" && $3 ~ /^\// { print $3; next }
+			$1 ~ /^\// { print $1 }' || die "unresolved shared libraries"
+	done | sort -u
+}

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * device.c - the krwq%d ib_device: attributes, port, the one ops table,
+ * user contexts, registration.
+ */
+#include <linux/module.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/uverbs_ioctl.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/ib_mad.h>
+
+#include "krwq.h"
+
+#define KRWQ_VENDOR_ID		0x0	/* none: perftest treats it as unknown */
+#define KRWQ_FW_VER		((u64)1 << 32)
+#define KRWQ_GUID_BASE		0x0200000000004b52ULL	/* locally administered */
+#define KRWQ_SUBNET_PREFIX	0xfe80000000000000ULL
+
+static int krwq_query_device(struct ib_device *ibdev,
+			     struct ib_device_attr *a, struct ib_udata *udata)
+{
+	struct krwq_dev *dev = to_kdev(ibdev);
+
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+	memset(a, 0, sizeof(*a));
+	a->fw_ver = KRWQ_FW_VER;
+	a->sys_image_guid = dev->node_guid;
+	a->max_mr_size = KRWQ_MAX_MR_SIZE;
+	a->page_size_cap = PAGE_SIZE;
+	a->vendor_id = KRWQ_VENDOR_ID;
+	a->hw_ver = 1;
+	a->max_qp = KRWQ_MAX_QP;
+	a->max_qp_wr = KRWQ_MAX_QP_WR;
+	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
+			      IB_DEVICE_SHUTDOWN_PORT | IB_DEVICE_SYS_IMAGE_GUID;
+	a->max_send_sge = KRWQ_MAX_SGE;
+	a->max_recv_sge = KRWQ_MAX_SGE;
+	a->max_sge_rd = KRWQ_MAX_SGE;
+	a->max_cq = KRWQ_MAX_CQ;
+	a->max_cqe = KRWQ_MAX_CQE;
+	a->max_mr = KRWQ_MAX_MR;
+	a->max_pd = KRWQ_MAX_PD;
+	a->max_qp_rd_atom = KRWQ_MAX_RD_ATOM;
+	a->max_qp_init_rd_atom = KRWQ_MAX_RD_ATOM;
+	a->max_res_rd_atom = KRWQ_MAX_RD_ATOM * KRWQ_MAX_QP;
+	a->atomic_cap = IB_ATOMIC_NONE;
+	a->max_ah = KRWQ_MAX_AH;
+	a->max_srq = KRWQ_MAX_SRQ;
+	a->max_srq_wr = KRWQ_MAX_SRQ_WR;
+	a->max_srq_sge = KRWQ_MAX_SRQ_SGE;
+	a->max_pkeys = 1;
+	a->local_ca_ack_delay = 15;
+	return 0;
+}
+
+static int krwq_query_port(struct ib_device *ibdev, u32 port,
+			   struct ib_port_attr *a)
+{
+	struct krwq_dev *dev = to_kdev(ibdev);
+
+	/* the core zeroes *a before calling */
+	a->state = IB_PORT_ACTIVE;
+	a->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	a->max_mtu = KRWQ_MTU;
+	a->active_mtu = KRWQ_MTU;
+	a->lid = dev->lid;
+	a->sm_lid = dev->lid;
+	a->lmc = 0;
+	a->gid_tbl_len = 1;
+	a->pkey_tbl_len = 1;
+	a->max_msg_sz = KRWQ_MAX_MSG_SIZE;
+	a->port_cap_flags = IB_PORT_CM_SUP;
+	a->max_vl_num = 1;
+	a->active_width = IB_WIDTH_4X;
+	a->active_speed = IB_SPEED_EDR;
+	return 0;
+}
+
+static int krwq_get_port_immutable(struct ib_device *ibdev, u32 port,
+				   struct ib_port_immutable *imm)
+{
+	/* no MAD agents: a loopback device has no subnet to manage */
+	imm->core_cap_flags = RDMA_CORE_CAP_PROT_IB;
+	imm->pkey_tbl_len = 1;
+	imm->gid_tbl_len = 1;
+	imm->max_mad_size = 0;
+	return 0;
+}
+
+/**
+ * krwq_dev_gid() - the device's one GID: link-local prefix and node GUID.
+ * @dev: the device.
+ * @gid: where to put it.
+ */
+void krwq_dev_gid(struct krwq_dev *dev, union ib_gid *gid)
+{
+	gid->global.subnet_prefix = cpu_to_be64(KRWQ_SUBNET_PREFIX);
+	gid->global.interface_id = dev->node_guid;
+}
+
+static int krwq_query_gid(struct ib_device *ibdev, u32 port, int index,
+			  union ib_gid *gid)
+{
+	if (index != 0)
+		return -EINVAL;
+	krwq_dev_gid(to_kdev(ibdev), gid);
+	return 0;
+}
+
+static int krwq_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			   u16 *pkey)
+{
+	if (index != 0)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static int krwq_alloc_ucontext(struct ib_ucontext *uctx, struct ib_udata *udata)
+{
+	return 0;
+}
+
+static void krwq_dealloc_ucontext(struct ib_ucontext *uctx)
+{
+}
+
+/*
+ * Nothing of a user context is mapped with ABI 1, so there is nothing to
+ * revoke; having the op lets ib_unregister_device() proceed while user
+ * processes still hold the device open (they then see errors).
+ */
+static void krwq_disassociate_ucontext(struct ib_ucontext *uctx)
+{
+}
+
+static void krwq_get_dev_fw_str(struct ib_device *ibdev, char *str)
+{
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%llu.%llu.%llu",
+		 KRWQ_FW_VER >> 32, (KRWQ_FW_VER >> 16) & 0xffff,
+		 KRWQ_FW_VER & 0xffff);
+}
+
+static const struct ib_device_ops krwq_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_QIB,
+	.uverbs_abi_ver = KRWQ_UVERBS_ABI,
+
+	.query_device = krwq_query_device,
+	.query_port = krwq_query_port,
+	.get_port_immutable = krwq_get_port_immutable,
+	.query_gid = krwq_query_gid,
+	.query_pkey = krwq_query_pkey,
+	.get_dev_fw_str = krwq_get_dev_fw_str,
+
+	.alloc_ucontext = krwq_alloc_ucontext,
+	.dealloc_ucontext = krwq_dealloc_ucontext,
+	.disassociate_ucontext = krwq_disassociate_ucontext,
+
+	.alloc_pd = krwq_alloc_pd,
+	.dealloc_pd = krwq_dealloc_pd,
+	.create_ah = krwq_create_ah,
+	.create_user_ah = krwq_create_ah,
+	.query_ah = krwq_query_ah,
+	.destroy_ah = krwq_destroy_ah,
+
+	.get_dma_mr = krwq_get_dma_mr,
+	.reg_user_mr = krwq_reg_user_mr,
+	.dereg_mr = krwq_dereg_mr,
+
+	.create_cq = krwq_create_cq,
+	.destroy_cq = krwq_destroy_cq,
+	.resize_cq = krwq_resize_cq,
+	.poll_cq = krwq_poll_cq,
+	.req_notify_cq = krwq_req_notify_cq,
+
+	.create_srq = krwq_create_srq,
+	.modify_srq = krwq_modify_srq,
+	.query_srq = krwq_query_srq,
+	.destroy_srq = krwq_destroy_srq,
+	.post_srq_recv = krwq_post_srq_recv,
+
+	.create_qp = krwq_create_qp,
+	.modify_qp = krwq_modify_qp,
+	.query_qp = krwq_query_qp,
+	.destroy_qp = krwq_destroy_qp,
+	.post_send = krwq_post_send,
+	.post_recv = krwq_post_recv,
+
+	INIT_RDMA_OBJ_SIZE(ib_ah, krwq_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, krwq_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, krwq_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, krwq_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, krwq_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, krwq_ucontext, ibuc),
+};
+
+/**
+ * krwq_dev_add() - create and register the device krwq<index>.
+ * @index: 0, 1, ...; gives the LID (index + 1) and the node GUID.
+ * @out: the registered device.
+ *
+ * Return: 0 or a negative errno from the RDMA core.
+ */
+int krwq_dev_add(unsigned int index, struct krwq_dev **out)
+{
+	struct krwq_dev *dev;
+	struct ib_device *ibdev;
+	int ret;
+
+	dev = ib_alloc_device(krwq_dev, ibdev);
+	if (!dev)
+		return -ENOMEM;
+	ibdev = &dev->ibdev;
+	dev->index = index;
+	dev->lid = index + 1;
+	dev->node_guid = cpu_to_be64(KRWQ_GUID_BASE + ((u64)index << 16));
+	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
+	xa_init_flags(&dev->mrs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->node_guid = dev->node_guid;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = 1;
+	strscpy(ibdev->node_desc, "krwq loopback HCA", sizeof(ibdev->node_desc));
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_SRQ_RECV) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
+	ib_set_device_ops(ibdev, &krwq_dev_ops);
+
+	ret = ib_register_device(ibdev, "krwq%d", NULL);
+	if (ret) {
+		xa_destroy(&dev->qps);
+		xa_destroy(&dev->mrs);
+		ib_dealloc_device(ibdev);
+		return ret;
+	}
+	*out = dev;
+	return 0;
+}
+
+/**
+ * krwq_dev_remove() - unregister and free a device from krwq_dev_add().
+ * @dev: the device; every object on it is destroyed by the RDMA core.
+ */
+void krwq_dev_remove(struct krwq_dev *dev)
+{
+	ib_unregister_device(&dev->ibdev);
+	WARN_ON(!xa_empty(&dev->qps) || !xa_empty(&dev->mrs));
+	xa_destroy(&dev->qps);
+	xa_destroy(&dev->mrs);
+	ib_dealloc_device(&dev->ibdev);
+}

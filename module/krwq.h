@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * krwq.h - the objects of a krwq device and how they relate.
+ *
+ * One ib_device per krwq%d, one port, software virtual addressing (no DMA
+ * device: kernel consumers' "DMA addresses" are kernel virtual addresses).
+ * Every receive queue and SRQ is a ring of the C++ core (rq.h).
+ *
+ * Lock order (lockdep checks it; the ring locks are the core's and are
+ * documented in cxx-core/krwq_core.h):
+ *
+ *   qp->s_lock  ->  ring p_lock  ->  ring c_lock  ->  cq->lock
+ *
+ * qp->s_lock serialises a QP's send queue and its state changes.  A send
+ * is delivered to its destination in the context that posted it (or the
+ * RNR retry work), holding only the sender's s_lock: the destination is
+ * reached through its ring (the core takes c_lock) and its CQ, never its
+ * s_lock, so no two s_locks are ever held together.  What the destination
+ * must do under its own s_lock (go to ERR after a responder error) is
+ * handed to its err_work.  Completion handlers run from each CQ's
+ * notify_work, never under a krwq lock.
+ */
+#ifndef KRWQ_H
+#define KRWQ_H
+
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/timer.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
+#include <rdma/ib_umem.h>
+#include <rdma/ib_verbs.h>
+
+#include "rq.h"
+
+/* Device limits: reported by query_device and enforced at create time. */
+#define KRWQ_MAX_QP		1024
+#define KRWQ_MAX_QP_WR		16384
+#define KRWQ_MAX_SGE		32
+#define KRWQ_MAX_CQ		1024
+#define KRWQ_MAX_CQE		65536
+#define KRWQ_MAX_SRQ		256
+#define KRWQ_MAX_SRQ_WR		65536
+#define KRWQ_MAX_SRQ_SGE	32
+#define KRWQ_MAX_MR		65536
+#define KRWQ_MAX_MR_SIZE	(1ULL << 32)
+#define KRWQ_MAX_PD		4096
+#define KRWQ_MAX_AH		4096
+#define KRWQ_MAX_MSG_SIZE	(1U << 31)
+#define KRWQ_MAX_RD_ATOM	16
+#define KRWQ_QPN_MIN		16	/* below: reserved (QP0/QP1 and spares) */
+#define KRWQ_QPN_MAX		(KRWQ_QPN_MIN + 8 * KRWQ_MAX_QP)
+#define KRWQ_UD_GRH_BYTES	40
+#define KRWQ_MTU		IB_MTU_4096
+/*
+ * The uverbs ABI of rdma-core's ipathverbs provider this device speaks.
+ * 1: every verb goes through the kernel (no ring is mapped).
+ */
+#define KRWQ_UVERBS_ABI		1
+#define KRWQ_MTU_BYTES		4096
+
+extern struct workqueue_struct *krwq_wq;
+
+struct krwq_dev {
+	struct ib_device ibdev;
+	unsigned int index;
+	u16 lid;
+	__be64 node_guid;
+	struct xarray qps;	/* qpn -> struct krwq_qp, lookups under RCU */
+	struct xarray mrs;	/* key index -> struct krwq_mr, under RCU */
+	u32 next_mr_index;
+	atomic_t n_qp, n_cq, n_srq, n_mr, n_pd, n_ah;
+};
+
+struct krwq_ucontext {
+	struct ib_ucontext ibuc;
+};
+
+struct krwq_pd {
+	struct ib_pd ibpd;
+};
+
+struct krwq_ah {
+	struct ib_ah ibah;
+	struct rdma_ah_attr attr;
+};
+
+enum krwq_mr_kind { KRWQ_MR_DMA, KRWQ_MR_USER };
+
+struct krwq_mr {
+	struct ib_mr ibmr;
+	struct krwq_dev *dev;
+	enum krwq_mr_kind kind;
+	int access;
+	u64 iova;
+	u64 length;
+	struct ib_umem *umem;
+	struct page **pages;	/* KRWQ_MR_USER: the pinned pages, in order */
+	unsigned long offset;	/* of iova within pages[0] */
+	refcount_t users;	/* 1 for the registration + one per user */
+	struct completion released;
+	struct rcu_head rcu;
+};
+
+struct krwq_cq {
+	struct ib_cq ibcq;
+	spinlock_t lock;
+	struct ib_wc *ring;	/* slots = cqe + 1 */
+	u32 slots;
+	u32 head;		/* next to fill */
+	u32 tail;		/* next to poll */
+	u8 notify;		/* 0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP */
+	bool notify_due;
+	bool overflowed;
+	struct work_struct notify_work;
+};
+
+struct krwq_srq {
+	struct ib_srq ibsrq;
+	struct krwq_rq rq;
+};
+
+/* A send work request as the send queue keeps it. */
+struct krwq_swqe {
+	u64 wr_id;
+	enum ib_wr_opcode opcode;
+	int send_flags;
+	__be32 imm_data;
+	u32 num_sge;
+	u32 length;		/* total of the SGE lengths */
+	u64 remote_addr;	/* RDMA */
+	u32 rkey;
+	u32 remote_qpn;		/* UD */
+	u32 remote_qkey;
+	struct rdma_ah_attr ah;	/* UD: a copy, so AH lifetime is moot */
+	struct ib_sge sg_list[];
+};
+
+struct krwq_qp {
+	struct ib_qp ibqp;
+	struct krwq_dev *dev;
+	struct krwq_srq *srq;
+	struct krwq_rq rq;	/* unused (kwq NULL) with an SRQ */
+
+	spinlock_t s_lock;
+	enum ib_qp_state state;	/* written under s_lock, read with READ_ONCE */
+	struct krwq_swqe *sq;	/* ring of sq_slots entries of sq_stride */
+	u32 sq_slots, sq_stride, sq_head, sq_tail;
+	u32 max_send_sge;
+	bool sq_sig_all;
+	u8 rnr_tries;		/* RNR NAKs seen by the WQE at sq_tail */
+	bool rnr_waiting;	/* rnr_timer will resume the send queue */
+	atomic_t comm_est_sent;
+
+	/* attributes kept for query_qp and used by delivery */
+	struct ib_qp_attr attr;
+	int attr_mask_seen;
+
+	/* scratch for the send being executed, under s_lock */
+	struct ib_sge r_sge[KRWQ_MAX_SGE];	/* the receive WQE taken */
+	struct krwq_mr *r_mrs[KRWQ_MAX_SGE];	/* its regions */
+	struct krwq_mr *s_mrs[KRWQ_MAX_SGE];	/* the send's own regions */
+
+	refcount_t users;	/* 1 while in the device table + lookups */
+	struct completion released;
+	struct timer_list rnr_timer;
+	struct work_struct send_work;	/* RNR retries */
+	struct work_struct err_work;	/* to ERR on a responder error */
+};
+
+static inline struct krwq_dev *to_kdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct krwq_dev, ibdev);
+}
+
+static inline struct krwq_pd *to_kpd(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct krwq_pd, ibpd);
+}
+
+static inline struct krwq_ah *to_kah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct krwq_ah, ibah);
+}
+
+static inline struct krwq_mr *to_kmr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct krwq_mr, ibmr);
+}
+
+static inline struct krwq_cq *to_kcq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct krwq_cq, ibcq);
+}
+
+static inline struct krwq_srq *to_ksrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct krwq_srq, ibsrq);
+}
+
+static inline struct krwq_qp *to_kqp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct krwq_qp, ibqp);
+}
+
+static inline struct krwq_cq *krwq_send_cq(struct krwq_qp *qp)
+{
+	return to_kcq(qp->ibqp.send_cq);
+}
+
+static inline struct krwq_cq *krwq_recv_cq(struct krwq_qp *qp)
+{
+	return to_kcq(qp->ibqp.recv_cq);
+}
+
+/* device.c */
+int krwq_dev_add(unsigned int index, struct krwq_dev **out);
+void krwq_dev_remove(struct krwq_dev *dev);
+void krwq_dev_gid(struct krwq_dev *dev, union ib_gid *gid);
+
+/* pd.c, ah.c */
+int krwq_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int krwq_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+int krwq_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		   struct ib_udata *udata);
+int krwq_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
+int krwq_destroy_ah(struct ib_ah *ibah, u32 flags);
+
+/* mr.c */
+struct ib_mr *krwq_get_dma_mr(struct ib_pd *ibpd, int access);
+struct ib_mr *krwq_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+			       u64 iova, int access, struct ib_udata *udata);
+int krwq_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct krwq_mr *krwq_mr_get(struct krwq_dev *dev, struct ib_pd *pd, u32 key,
+			    int access, u64 addr, u64 len);
+void krwq_mr_put(struct krwq_mr *mr);
+
+/**
+ * struct krwq_sge_cursor - a walk over a scatter list of memory regions.
+ * @sge: the current entry.
+ * @left: entries after @sge.
+ * @mrs: the regions, one per entry, held for the walk.
+ * @off: bytes of @sge already used.
+ */
+struct krwq_sge_cursor {
+	const struct ib_sge *sge;
+	u32 left;
+	struct krwq_mr **mrs;
+	u32 off;
+};
+
+int krwq_copy(struct krwq_sge_cursor *dst, struct krwq_sge_cursor *src,
+	      u32 len);
+int krwq_write(struct krwq_sge_cursor *dst, const void *buf, u32 len);
+void *krwq_mr_kaddr(struct krwq_mr *mr, u64 addr, u32 *contig);
+
+/* cq.c */
+int krwq_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+		   struct ib_udata *udata);
+int krwq_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
+int krwq_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+int krwq_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc);
+int krwq_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+bool krwq_cq_enter(struct krwq_cq *cq, const struct ib_wc *wc, bool solicited);
+
+/* srq.c */
+int krwq_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		    struct ib_udata *udata);
+int krwq_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		    enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int krwq_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int krwq_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+int krwq_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
+
+/* qp.c */
+int krwq_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		   struct ib_udata *udata);
+int krwq_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata);
+int krwq_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init);
+int krwq_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int krwq_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr);
+struct krwq_qp *krwq_qp_get(struct krwq_dev *dev, u32 qpn);
+void krwq_qp_put(struct krwq_qp *qp);
+void krwq_qp_error_locked(struct krwq_qp *qp);
+void krwq_qp_event(struct krwq_qp *qp, enum ib_event_type type);
+void krwq_rq_flushed(void *ctx, unsigned long long wr_id);
+
+/* send.c */
+int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr);
+void krwq_sq_flush_locked(struct krwq_qp *qp);
+void krwq_sq_progress_locked(struct krwq_qp *qp);
+void krwq_send_work(struct work_struct *work);
+void krwq_rnr_timer(struct timer_list *t);
+
+#endif /* KRWQ_H */

@@ -1,0 +1,453 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * qp.c - queue pairs: creation, the state machine, the receive side.
+ *
+ * The receive queue of a QP is a ring of the C++ core; the QP's state is
+ * mirrored into the ring's state (RESET, POST_ONLY for INIT, ACTIVE for
+ * RTR/RTS/SQD/SQE, FLUSH for ERR) with both ring locks held, so a post
+ * racing a move to ERR either lands before the flush or completes as
+ * flushed itself: it is never stranded.
+ */
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <rdma/ib_cache.h>
+
+#include "krwq.h"
+#include "krwq_core.h"
+#include "rq_alloc.h"
+
+static void krwq_qp_err_work(struct work_struct *work);
+
+/**
+ * krwq_qp_event() - raise an asynchronous event on a QP.
+ * @qp: the QP.
+ * @type: IB_EVENT_*.
+ */
+void krwq_qp_event(struct krwq_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = type,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/**
+ * krwq_rq_flushed() - the core's flush sink for a QP's receive ring.
+ * @ctx: the struct krwq_qp.
+ * @wr_id: the flushed receive WR.
+ *
+ * Runs with the ring locks held; enters an IB_WC_WR_FLUSH_ERR completion.
+ */
+void krwq_rq_flushed(void *ctx, unsigned long long wr_id)
+{
+	struct krwq_qp *qp = ctx;
+	struct ib_wc wc = {
+		.wr_id = wr_id,
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_RECV,
+		.qp = &qp->ibqp,
+	};
+
+	/* an overflow here is moot: the QP is in ERR already */
+	krwq_cq_enter(krwq_recv_cq(qp), &wc, false);
+}
+
+/**
+ * krwq_qp_error_locked() - move a QP to ERR: flush its send queue, then
+ * its receive queue in posting order (or report the last WQE for a QP on
+ * an SRQ).
+ * @qp: the QP; the caller holds qp->s_lock.
+ */
+void krwq_qp_error_locked(struct krwq_qp *qp)
+{
+	struct krwq_sink sink = { .flushed = krwq_rq_flushed, .ctx = qp };
+
+	lockdep_assert_held(&qp->s_lock);
+	if (qp->state == IB_QPS_ERR)
+		return;
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	krwq_sq_flush_locked(qp);
+	if (qp->srq)
+		krwq_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	else
+		krwq_rq_set_state(&qp->rq, KRWQ_RQ_FLUSH, &sink);
+}
+
+static void krwq_qp_set_state_locked(struct krwq_qp *qp,
+				     enum ib_qp_state state)
+{
+	enum krwq_rq_state rs = KRWQ_RQ_ACTIVE;
+
+	if (state == IB_QPS_ERR) {
+		krwq_qp_error_locked(qp);
+		return;
+	}
+	if (state == IB_QPS_RESET) {
+		qp->sq_head = 0;
+		qp->sq_tail = 0;
+		qp->rnr_waiting = false;
+		qp->rnr_tries = 0;
+		atomic_set(&qp->comm_est_sent, 0);
+		rs = KRWQ_RQ_RESET;
+	} else if (state == IB_QPS_INIT) {
+		rs = KRWQ_RQ_POST_ONLY;
+	}
+	if (!qp->srq)
+		krwq_rq_set_state(&qp->rq, rs, NULL);
+	WRITE_ONCE(qp->state, state);
+	if (state == IB_QPS_RTS)
+		krwq_sq_progress_locked(qp);	/* e.g. WRs posted in SQD */
+}
+
+static int krwq_check_caps(struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *c = &init->cap;
+
+	if (c->max_send_wr > KRWQ_MAX_QP_WR || c->max_send_sge > KRWQ_MAX_SGE ||
+	    c->max_inline_data || init->create_flags)
+		return -EINVAL;
+	if (!init->srq &&
+	    (c->max_recv_wr > KRWQ_MAX_QP_WR || c->max_recv_sge > KRWQ_MAX_SGE))
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * krwq_create_qp() - ib_device_ops.create_qp: RC, UC or UD.
+ * @ibqp: allocated by the RDMA core.
+ * @init: CQs, SRQ, capacities and signalling.
+ * @udata: user data (none is exchanged with ABI 1).
+ *
+ * Return: 0, -EOPNOTSUPP for other QP types, -EINVAL for capacities over
+ * the device limits (including any inline data or create flags),
+ * -ENOMEM past max_qp or when memory runs out.
+ */
+int krwq_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		   struct ib_udata *udata)
+{
+	struct krwq_dev *dev = to_kdev(ibqp->device);
+	struct krwq_qp *qp = to_kqp(ibqp);
+	u32 qpn;
+	int ret;
+
+	if (init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UC &&
+	    init->qp_type != IB_QPT_UD)
+		return -EOPNOTSUPP;
+	ret = krwq_check_caps(init);
+	if (ret)
+		return ret;
+	if (atomic_inc_return(&dev->n_qp) > KRWQ_MAX_QP) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
+
+	qp->dev = dev;
+	spin_lock_init(&qp->s_lock);
+	refcount_set(&qp->users, 1);
+	init_completion(&qp->released);
+	timer_setup(&qp->rnr_timer, krwq_rnr_timer, 0);
+	INIT_WORK(&qp->send_work, krwq_send_work);
+	INIT_WORK(&qp->err_work, krwq_qp_err_work);
+	qp->state = IB_QPS_RESET;
+	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->max_send_sge = init->cap.max_send_sge;
+	qp->sq_slots = init->cap.max_send_wr + 1;
+	qp->sq_stride = struct_size(qp->sq, sg_list, qp->max_send_sge);
+	qp->sq = kvcalloc(qp->sq_slots, qp->sq_stride, GFP_KERNEL);
+	if (!qp->sq) {
+		ret = -ENOMEM;
+		goto err_count;
+	}
+
+	if (init->srq) {
+		qp->srq = to_ksrq(init->srq);
+		init->cap.max_recv_wr = 0;
+		init->cap.max_recv_sge = 0;
+	} else {
+		ret = krwq_rq_alloc(&qp->rq, init->cap.max_recv_wr,
+				    init->cap.max_recv_sge, 0, NUMA_NO_NODE);
+		if (ret)
+			goto err_sq;
+	}
+
+	/* reserve the number, publish the QP only once it is complete */
+	ret = xa_alloc_irq(&dev->qps, &qpn, NULL,
+			   XA_LIMIT(KRWQ_QPN_MIN, KRWQ_QPN_MAX), GFP_KERNEL);
+	if (ret)
+		goto err_rq;
+	ibqp->qp_num = qpn;
+	qp->attr.qp_state = IB_QPS_RESET;
+	qp->attr.port_num = 1;
+	qp->attr.path_mtu = KRWQ_MTU;
+	xa_store_irq(&dev->qps, qpn, qp, GFP_KERNEL);
+	return 0;
+
+err_rq:
+	krwq_rq_free(&qp->rq);
+err_sq:
+	kvfree(qp->sq);
+err_count:
+	atomic_dec(&dev->n_qp);
+	return ret == -EBUSY ? -ENOMEM : ret;
+}
+
+/**
+ * krwq_qp_get() - find a QP by number and take a reference.
+ * @dev: the device.
+ * @qpn: the QP number.
+ *
+ * Return: the QP, to be released with krwq_qp_put(), or NULL.
+ */
+struct krwq_qp *krwq_qp_get(struct krwq_dev *dev, u32 qpn)
+{
+	struct krwq_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&dev->qps, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->users))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+/**
+ * krwq_qp_put() - release a reference from krwq_qp_get().
+ * @qp: the QP.
+ */
+void krwq_qp_put(struct krwq_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->users))
+		complete(&qp->released);
+}
+
+static void krwq_qp_err_work(struct work_struct *work)
+{
+	struct krwq_qp *qp = container_of(work, struct krwq_qp, err_work);
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->s_lock, flags);
+	if (qp->state != IB_QPS_RESET)
+		krwq_qp_error_locked(qp);
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+}
+
+static int krwq_check_attr(struct krwq_qp *qp, struct ib_qp_attr *a, int mask)
+{
+	if ((mask & IB_QP_PORT) && a->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && a->pkey_index != 0)
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (a->path_mtu < IB_MTU_256 || a->path_mtu > KRWQ_MTU))
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && a->dest_qp_num >= (1U << 24))
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && a->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && a->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_TIMEOUT) && a->timeout > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > KRWQ_MAX_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    a->max_dest_rd_atomic > KRWQ_MAX_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (a->qp_access_flags & ~(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
+				    IB_ACCESS_REMOTE_ATOMIC)))
+		return -EINVAL;
+	if ((mask & IB_QP_AV) &&
+	    (a->ah_attr.type != RDMA_AH_ATTR_TYPE_IB || !rdma_ah_get_dlid(&a->ah_attr) ||
+	     (rdma_ah_get_port_num(&a->ah_attr) &&
+	      rdma_ah_get_port_num(&a->ah_attr) != 1)))
+		return -EINVAL;
+	/* capacities are fixed; no alternate path */
+	if (mask & (IB_QP_CAP | IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE))
+		return -EINVAL;
+	return 0;
+}
+
+static void krwq_apply_attr(struct krwq_qp *qp, struct ib_qp_attr *a, int mask)
+{
+	struct ib_qp_attr *q = &qp->attr;
+
+	if (mask & IB_QP_ACCESS_FLAGS)
+		q->qp_access_flags = a->qp_access_flags;
+	if (mask & IB_QP_PKEY_INDEX)
+		q->pkey_index = a->pkey_index;
+	if (mask & IB_QP_QKEY)
+		q->qkey = a->qkey;
+	if (mask & IB_QP_AV) {
+		q->ah_attr = a->ah_attr;
+		q->ah_attr.grh.sgid_attr = NULL;	/* not kept: unreferenced */
+	}
+	if (mask & IB_QP_PATH_MTU)
+		q->path_mtu = a->path_mtu;
+	if (mask & IB_QP_TIMEOUT)
+		q->timeout = a->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		q->retry_cnt = a->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		q->rnr_retry = a->rnr_retry;
+	if (mask & IB_QP_RQ_PSN)
+		q->rq_psn = a->rq_psn;
+	if (mask & IB_QP_SQ_PSN)
+		q->sq_psn = a->sq_psn;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		q->max_rd_atomic = a->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		q->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		q->min_rnr_timer = a->min_rnr_timer;
+	if (mask & IB_QP_DEST_QPN)
+		q->dest_qp_num = a->dest_qp_num;
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		q->en_sqd_async_notify = a->en_sqd_async_notify;
+}
+
+/**
+ * krwq_modify_qp() - ib_device_ops.modify_qp: attributes and the state
+ * machine (ib_modify_qp_is_ok() decides which transitions and attribute
+ * masks are legal).
+ * @ibqp: the QP.
+ * @attr: the new attributes.
+ * @mask: IB_QP_* bits naming the valid members of @attr.
+ * @udata: user data (none is exchanged).
+ *
+ * Everything is checked before anything changes.
+ *
+ * Return: 0 or -EINVAL.
+ */
+int krwq_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_udata *udata)
+{
+	struct krwq_qp *qp = to_kqp(ibqp);
+	enum ib_qp_state cur, next;
+	unsigned long flags;
+	int ret;
+
+	if (udata && udata->inlen)
+		return -EOPNOTSUPP;
+	spin_lock_irqsave(&qp->s_lock, flags);
+	cur = mask & IB_QP_CUR_STATE ? attr->cur_qp_state : qp->state;
+	next = mask & IB_QP_STATE ? attr->qp_state : cur;
+	ret = -EINVAL;
+	if (cur != qp->state ||
+	    !ib_modify_qp_is_ok(cur, next, ibqp->qp_type, mask))
+		goto out;
+	ret = krwq_check_attr(qp, attr, mask);
+	if (ret)
+		goto out;
+	krwq_apply_attr(qp, attr, mask);
+	if (mask & IB_QP_STATE) {
+		krwq_qp_set_state_locked(qp, next);
+		qp->attr.qp_state = next;
+	}
+out:
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	return ret;
+}
+
+/**
+ * krwq_query_qp() - ib_device_ops.query_qp.
+ * @ibqp: the QP.
+ * @attr: filled with the current attributes.
+ * @mask: which attributes the caller wants (all are filled).
+ * @init: filled with the creation attributes.
+ *
+ * Return: 0.
+ */
+int krwq_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		  struct ib_qp_init_attr *init)
+{
+	struct krwq_qp *qp = to_kqp(ibqp);
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->s_lock, flags);
+	*attr = qp->attr;
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+
+	attr->cap.max_send_wr = qp->sq_slots - 1;
+	attr->cap.max_send_sge = qp->max_send_sge;
+	attr->cap.max_recv_wr = qp->srq ? 0 : qp->rq.size - 1;
+	attr->cap.max_recv_sge = qp->srq ? 0 : qp->rq.max_sge;
+	attr->cap.max_inline_data = 0;
+
+	memset(init, 0, sizeof(*init));
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->qp_type = ibqp->qp_type;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
+	init->port_num = 1;
+	return 0;
+}
+
+/**
+ * krwq_destroy_qp() - ib_device_ops.destroy_qp; posted WRs are dropped
+ * without completions.
+ * @ibqp: the QP.
+ * @udata: user data.
+ *
+ * Waits until no send in flight can still reach the QP.
+ *
+ * Return: 0.
+ */
+int krwq_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct krwq_qp *qp = to_kqp(ibqp);
+	struct krwq_dev *dev = qp->dev;
+	unsigned long flags;
+
+	xa_erase_irq(&dev->qps, ibqp->qp_num);
+	synchronize_rcu();		/* no lookup still holds the pointer */
+	krwq_qp_put(qp);
+	wait_for_completion(&qp->released);
+
+	/* stop the QP's own retries; RESET makes them find nothing to do */
+	spin_lock_irqsave(&qp->s_lock, flags);
+	krwq_qp_set_state_locked(qp, IB_QPS_RESET);
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	del_timer_sync(&qp->rnr_timer);
+	cancel_work_sync(&qp->send_work);
+	cancel_work_sync(&qp->err_work);
+
+	krwq_rq_free(&qp->rq);
+	kvfree(qp->sq);
+	atomic_dec(&dev->n_qp);
+	return 0;
+}
+
+/**
+ * krwq_post_recv() - ib_device_ops.post_recv: the core's post.
+ * @ibqp: the QP.
+ * @wr: the list of receive WRs.
+ * @bad_wr: set to the first WR not posted, on error.
+ *
+ * In ERR each WR completes at once as flushed.
+ *
+ * Return: 0, or -EINVAL (QP in RESET, on an SRQ, or too many SGEs), or
+ * -ENOMEM (the ring is full).
+ */
+int krwq_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		   const struct ib_recv_wr **bad_wr)
+{
+	struct krwq_qp *qp = to_kqp(ibqp);
+	struct krwq_sink sink = { .flushed = krwq_rq_flushed, .ctx = qp };
+
+	if (qp->srq) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	return krwq_rq_post(&qp->rq, wr, bad_wr, &sink);
+}

@@ -1,0 +1,644 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * send.c - the send queue and loopback delivery.
+ *
+ * Sends are delivered in the context that posts them: post_send queues
+ * the WRs and runs the send queue under the sender's s_lock until it is
+ * empty or waits on an RNR NAK.  A send to a QP of this device takes a
+ * receive WQE through the C++ core's take (the destination's ring locks,
+ * never its s_lock), copies the payload and completes both sides.  Doing
+ * it in place costs no context switch and no queueing, which is where a
+ * loopback's latency would otherwise go; the only deferred work is the
+ * RNR retry (rnr_timer -> send_work) and a destination's move to ERR
+ * after a responder-side error (its err_work), both because they need a
+ * lock this context may not take.
+ */
+#include <linux/jiffies.h>
+#include <rdma/ib_hdrs.h>
+
+#include "krwq.h"
+#include "krwq_core.h"
+
+/* IB's RNR NAK timer field in microseconds (encoding 0 is the longest). */
+static const u32 krwq_rnr_usecs[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+/* What executing one send WQE came to. */
+struct krwq_outcome {
+	enum ib_wc_status status;	/* for the sender */
+	bool rnr;			/* no receive WQE: retry later */
+	u8 min_rnr_timer;		/* the responder's, when rnr */
+};
+
+static struct krwq_swqe *krwq_sq_entry(struct krwq_qp *qp, u32 idx)
+{
+	return (void *)qp->sq + (size_t)idx * qp->sq_stride;
+}
+
+static u32 krwq_sq_next(struct krwq_qp *qp, u32 idx)
+{
+	return idx + 1 == qp->sq_slots ? 0 : idx + 1;
+}
+
+static enum ib_wc_opcode krwq_wc_opcode(enum ib_wr_opcode op)
+{
+	switch (op) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+static bool krwq_opcode_ok(enum ib_qp_type type, enum ib_wr_opcode op)
+{
+	switch (op) {
+	case IB_WR_SEND:
+	case IB_WR_SEND_WITH_IMM:
+		return true;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return type == IB_QPT_RC || type == IB_QPT_UC;
+	case IB_WR_RDMA_READ:
+		return type == IB_QPT_RC;
+	default:
+		return false;
+	}
+}
+
+/* Checks one WR and copies it into the send queue slot @w. */
+static int krwq_sq_fill(struct krwq_qp *qp, const struct ib_send_wr *wr,
+			struct krwq_swqe *w)
+{
+	enum ib_qp_type type = qp->ibqp.qp_type;
+	u64 total = 0;
+	int i;
+
+	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge ||
+	    !krwq_opcode_ok(type, wr->opcode) ||
+	    (wr->send_flags & IB_SEND_INLINE))
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++)
+		total += wr->sg_list[i].length;
+	if (total > KRWQ_MAX_MSG_SIZE ||
+	    (type == IB_QPT_UD && total > KRWQ_MTU_BYTES))
+		return -EINVAL;
+	if (type == IB_QPT_UD && !ud_wr(wr)->ah)
+		return -EINVAL;
+
+	w->wr_id = wr->wr_id;
+	w->opcode = wr->opcode;
+	w->send_flags = wr->send_flags;
+	w->imm_data = wr->ex.imm_data;
+	w->num_sge = wr->num_sge;
+	w->length = total;
+	memcpy(w->sg_list, wr->sg_list, wr->num_sge * sizeof(*wr->sg_list));
+	if (type == IB_QPT_UD) {
+		w->remote_qpn = ud_wr(wr)->remote_qpn;
+		w->remote_qkey = ud_wr(wr)->remote_qkey;
+		w->ah = to_kah(ud_wr(wr)->ah)->attr;
+		w->ah.grh.sgid_attr = NULL;
+	} else if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM) {
+		w->remote_addr = rdma_wr(wr)->remote_addr;
+		w->rkey = rdma_wr(wr)->rkey;
+	}
+	return 0;
+}
+
+static void krwq_complete_send(struct krwq_qp *qp, struct krwq_swqe *w,
+			       enum ib_wc_status status)
+{
+	struct ib_wc wc = {
+		.wr_id = w->wr_id,
+		.status = status,
+		.opcode = krwq_wc_opcode(w->opcode),
+		.byte_len = w->opcode == IB_WR_RDMA_READ ? w->length : 0,
+		.qp = &qp->ibqp,
+	};
+
+	if (status == IB_WC_SUCCESS && !qp->sq_sig_all &&
+	    !(w->send_flags & IB_SEND_SIGNALED))
+		return;
+	if (!krwq_cq_enter(krwq_send_cq(qp), &wc, false))
+		krwq_qp_error_locked(qp);
+}
+
+/**
+ * krwq_sq_flush_locked() - complete every queued send WR as flushed.
+ * @qp: the QP, in ERR; the caller holds qp->s_lock.
+ */
+void krwq_sq_flush_locked(struct krwq_qp *qp)
+{
+	struct ib_wc wc = { .status = IB_WC_WR_FLUSH_ERR, .qp = &qp->ibqp };
+
+	lockdep_assert_held(&qp->s_lock);
+	qp->rnr_waiting = false;
+	qp->rnr_tries = 0;
+	for (; qp->sq_tail != qp->sq_head;
+	     qp->sq_tail = krwq_sq_next(qp, qp->sq_tail)) {
+		struct krwq_swqe *w = krwq_sq_entry(qp, qp->sq_tail);
+
+		wc.wr_id = w->wr_id;
+		wc.opcode = krwq_wc_opcode(w->opcode);
+		krwq_cq_enter(krwq_send_cq(qp), &wc, false);
+	}
+}
+
+/* --- regions of a scatter list ----------------------------------------- */
+
+static void krwq_put_mrs(struct krwq_mr **mrs, u32 n)
+{
+	while (n--)
+		if (mrs[n])
+			krwq_mr_put(mrs[n]);
+}
+
+/*
+ * Looks up the region of every entry with @access; a zero-length entry
+ * needs none.  Return: false (nothing held) if any key does not check out.
+ */
+static bool krwq_get_mrs(struct krwq_qp *qp, const struct ib_sge *sge, u32 n,
+			 int access, struct krwq_mr **mrs)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		mrs[i] = NULL;
+		if (!sge[i].length)
+			continue;
+		mrs[i] = krwq_mr_get(qp->dev, qp->ibqp.pd, sge[i].lkey, access,
+				     sge[i].addr, sge[i].length);
+		if (!mrs[i]) {
+			krwq_put_mrs(mrs, i);
+			return false;
+		}
+	}
+	return true;
+}
+
+static u64 krwq_sge_total(const struct ib_sge *sge, u32 n)
+{
+	u64 total = 0;
+
+	while (n--)
+		total += sge[n].length;
+	return total;
+}
+
+static void krwq_cursor_init(struct krwq_sge_cursor *c,
+			     const struct ib_sge *sge, u32 n,
+			     struct krwq_mr **mrs)
+{
+	static const struct ib_sge none;
+
+	c->sge = n ? sge : &none;
+	c->left = n ? n - 1 : 0;
+	c->mrs = mrs;
+	c->off = 0;
+}
+
+/* --- the responder side ------------------------------------------------ */
+
+/* The ring a destination QP takes receive WQEs from. */
+static struct krwq_rq *krwq_dest_ring(struct krwq_qp *dqp)
+{
+	return dqp->srq ? &dqp->srq->rq : &dqp->rq;
+}
+
+static bool krwq_can_receive(struct krwq_qp *dqp)
+{
+	switch (READ_ONCE(dqp->state)) {
+	case IB_QPS_RTR:
+		/* the first arrival in RTR establishes the connection */
+		if (!atomic_xchg(&dqp->comm_est_sent, 1))
+			krwq_qp_event(dqp, IB_EVENT_COMM_EST);
+		return true;
+	case IB_QPS_RTS:
+	case IB_QPS_SQD:
+	case IB_QPS_SQE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* A responder-side error: the WQE completes in error, the QP goes to ERR. */
+static void krwq_dest_error(struct krwq_qp *dqp, u64 wr_id,
+			    enum ib_wc_status status)
+{
+	struct ib_wc wc = {
+		.wr_id = wr_id,
+		.status = status,
+		.opcode = IB_WC_RECV,
+		.qp = &dqp->ibqp,
+	};
+
+	krwq_cq_enter(krwq_recv_cq(dqp), &wc, false);
+	queue_work(krwq_wq, &dqp->err_work);
+}
+
+static void krwq_dest_complete(struct krwq_qp *dqp, struct ib_wc *wc,
+			       bool solicited)
+{
+	wc->qp = &dqp->ibqp;
+	if (!krwq_cq_enter(krwq_recv_cq(dqp), wc, solicited))
+		queue_work(krwq_wq, &dqp->err_work);
+}
+
+/*
+ * Takes a receive WQE of @dqp into sqp->r_sge.  Return: 1 taken, 0 none
+ * posted, -EINVAL if the WQE was malformed (already completed in error).
+ */
+static int krwq_take(struct krwq_qp *sqp, struct krwq_qp *dqp,
+		     struct krwq_taken *t)
+{
+	int ret;
+
+	t->sg_list = sqp->r_sge;
+	ret = krwq_rq_take(krwq_dest_ring(dqp), t);
+	if (t->flags & KRWQ_TAKEN_LIMIT_REACHED) {
+		struct ib_event ev = {
+			.device = dqp->ibqp.device,
+			.element.srq = &dqp->srq->ibsrq,
+			.event = IB_EVENT_SRQ_LIMIT_REACHED,
+		};
+
+		if (dqp->srq->ibsrq.event_handler)
+			dqp->srq->ibsrq.event_handler(&ev,
+						      dqp->srq->ibsrq.srq_context);
+	}
+	if (ret < 0)
+		krwq_dest_error(dqp, t->wr_id, IB_WC_LOC_QP_OP_ERR);
+	return ret;
+}
+
+/*
+ * Puts @len bytes from @src into a receive WQE already taken into
+ * sqp->r_sge, after @skip bytes (a UD GRH, written from @grh if given).
+ * On failure the WQE completes in error and *status says what the sender
+ * sees.  Return: true on success.
+ */
+static bool krwq_fill_rwqe(struct krwq_qp *sqp, struct krwq_qp *dqp,
+			   struct krwq_taken *t, struct krwq_sge_cursor *src,
+			   u32 len, const void *grh, u32 skip,
+			   enum ib_wc_status *status)
+{
+	struct krwq_sge_cursor dst;
+	bool ok;
+
+	if (!krwq_get_mrs(dqp, sqp->r_sge, t->num_sge, IB_ACCESS_LOCAL_WRITE,
+			  sqp->r_mrs)) {
+		krwq_dest_error(dqp, t->wr_id, IB_WC_LOC_PROT_ERR);
+		*status = IB_WC_REM_OP_ERR;
+		return false;
+	}
+	if ((u64)len + skip > krwq_sge_total(sqp->r_sge, t->num_sge)) {
+		krwq_put_mrs(sqp->r_mrs, t->num_sge);
+		krwq_dest_error(dqp, t->wr_id, IB_WC_LOC_LEN_ERR);
+		*status = IB_WC_REM_INV_REQ_ERR;
+		return false;
+	}
+	krwq_cursor_init(&dst, sqp->r_sge, t->num_sge, sqp->r_mrs);
+	ok = !krwq_write(&dst, grh, skip) && !krwq_copy(&dst, src, len);
+	krwq_put_mrs(sqp->r_mrs, t->num_sge);
+	if (WARN_ON_ONCE(!ok)) {	/* lengths were checked above */
+		krwq_dest_error(dqp, t->wr_id, IB_WC_LOC_LEN_ERR);
+		*status = IB_WC_REM_INV_REQ_ERR;
+	}
+	return ok;
+}
+
+/* --- RC and UC --------------------------------------------------------- */
+
+static void krwq_exec_send(struct krwq_qp *sqp, struct krwq_qp *dqp,
+			   struct krwq_swqe *w, struct krwq_outcome *o)
+{
+	struct krwq_sge_cursor src;
+	struct krwq_taken t;
+	struct ib_wc wc = {};
+	int ret;
+
+	if (!krwq_get_mrs(sqp, w->sg_list, w->num_sge, 0, sqp->s_mrs)) {
+		o->status = IB_WC_LOC_PROT_ERR;
+		return;
+	}
+	ret = krwq_take(sqp, dqp, &t);
+	if (ret == 0) {
+		/* UC drops the message; RC is told to come back later */
+		o->rnr = sqp->ibqp.qp_type == IB_QPT_RC;
+		o->min_rnr_timer = dqp->attr.min_rnr_timer;
+		goto out;
+	}
+	if (ret < 0) {
+		o->status = IB_WC_REM_OP_ERR;
+		goto out;
+	}
+	krwq_cursor_init(&src, w->sg_list, w->num_sge, sqp->s_mrs);
+	if (!krwq_fill_rwqe(sqp, dqp, &t, &src, w->length, NULL, 0, &o->status))
+		goto out;
+
+	wc.wr_id = t.wr_id;
+	wc.opcode = IB_WC_RECV;
+	wc.byte_len = w->length;
+	wc.src_qp = sqp->ibqp.qp_num;
+	wc.slid = sqp->dev->lid;
+	wc.sl = rdma_ah_get_sl(&sqp->attr.ah_attr);
+	if (w->opcode == IB_WR_SEND_WITH_IMM) {
+		wc.wc_flags = IB_WC_WITH_IMM;
+		wc.ex.imm_data = w->imm_data;
+	}
+	krwq_dest_complete(dqp, &wc, w->send_flags & IB_SEND_SOLICITED);
+out:
+	krwq_put_mrs(sqp->s_mrs, w->num_sge);
+}
+
+/* RDMA WRITE and READ: the peer's memory through its rkey. */
+static void krwq_exec_rdma(struct krwq_qp *sqp, struct krwq_qp *dqp,
+			   struct krwq_swqe *w, struct krwq_outcome *o)
+{
+	bool read = w->opcode == IB_WR_RDMA_READ;
+	int remote = read ? IB_ACCESS_REMOTE_READ : IB_ACCESS_REMOTE_WRITE;
+	struct ib_sge rsge = {
+		.addr = w->remote_addr, .length = w->length, .lkey = w->rkey,
+	};
+	struct krwq_sge_cursor local, peer;
+	struct krwq_mr *rmr = NULL;
+	struct krwq_taken t;
+	struct ib_wc wc = {};
+	int ret;
+
+	if (!krwq_get_mrs(sqp, w->sg_list, w->num_sge,
+			  read ? IB_ACCESS_LOCAL_WRITE : 0, sqp->s_mrs)) {
+		o->status = IB_WC_LOC_PROT_ERR;
+		return;
+	}
+	if (w->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
+		ret = krwq_take(sqp, dqp, &t);
+		if (ret <= 0) {
+			o->rnr = ret == 0 && sqp->ibqp.qp_type == IB_QPT_RC;
+			o->min_rnr_timer = dqp->attr.min_rnr_timer;
+			if (ret < 0)
+				o->status = IB_WC_REM_OP_ERR;
+			goto out;
+		}
+	}
+	if (w->length) {
+		if (dqp->attr.qp_access_flags & remote)
+			rmr = krwq_mr_get(dqp->dev, dqp->ibqp.pd, w->rkey, remote,
+					  w->remote_addr, w->length);
+		if (!rmr) {
+			o->status = IB_WC_REM_ACCESS_ERR;
+			queue_work(krwq_wq, &dqp->err_work);
+			if (w->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+				krwq_dest_error(dqp, t.wr_id, IB_WC_LOC_PROT_ERR);
+			goto out;
+		}
+		krwq_cursor_init(&local, w->sg_list, w->num_sge, sqp->s_mrs);
+		krwq_cursor_init(&peer, &rsge, 1, &rmr);
+		ret = read ? krwq_copy(&local, &peer, w->length) :
+			     krwq_copy(&peer, &local, w->length);
+		krwq_mr_put(rmr);
+		if (WARN_ON_ONCE(ret)) {
+			o->status = IB_WC_LOC_LEN_ERR;
+			goto out;
+		}
+	}
+	if (w->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
+		wc.wr_id = t.wr_id;
+		wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
+		wc.byte_len = w->length;
+		wc.wc_flags = IB_WC_WITH_IMM;
+		wc.ex.imm_data = w->imm_data;
+		wc.src_qp = sqp->ibqp.qp_num;
+		wc.slid = sqp->dev->lid;
+		krwq_dest_complete(dqp, &wc, w->send_flags & IB_SEND_SOLICITED);
+	}
+out:
+	krwq_put_mrs(sqp->s_mrs, w->num_sge);
+}
+
+static void krwq_exec_connected(struct krwq_qp *sqp, struct krwq_swqe *w,
+				struct krwq_outcome *o)
+{
+	struct krwq_qp *dqp;
+
+	dqp = krwq_qp_get(sqp->dev, sqp->attr.dest_qp_num);
+	if (!dqp || dqp->ibqp.qp_type != sqp->ibqp.qp_type ||
+	    rdma_ah_get_dlid(&sqp->attr.ah_attr) != sqp->dev->lid ||
+	    !krwq_can_receive(dqp)) {
+		/* nobody answers: RC retries out, UC's message is lost */
+		if (sqp->ibqp.qp_type == IB_QPT_RC)
+			o->status = IB_WC_RETRY_EXC_ERR;
+		goto out;
+	}
+	if (w->opcode == IB_WR_SEND || w->opcode == IB_WR_SEND_WITH_IMM)
+		krwq_exec_send(sqp, dqp, w, o);
+	else
+		krwq_exec_rdma(sqp, dqp, w, o);
+out:
+	if (dqp)
+		krwq_qp_put(dqp);
+}
+
+/* --- UD ---------------------------------------------------------------- */
+
+static void krwq_make_grh(struct krwq_qp *sqp, struct krwq_swqe *w,
+			  struct ib_grh *grh)
+{
+	const struct ib_global_route *g = rdma_ah_read_grh(&w->ah);
+
+	memset(grh, 0, sizeof(*grh));
+	grh->version_tclass_flow = cpu_to_be32((6U << 28) |
+					       ((u32)g->traffic_class << 20) |
+					       (g->flow_label & 0xfffff));
+	grh->paylen = cpu_to_be16(w->length);
+	grh->next_hdr = IB_GRH_NEXT_HDR;
+	grh->hop_limit = g->hop_limit;
+	krwq_dev_gid(sqp->dev, &grh->sgid);
+	grh->dgid = g->dgid;
+}
+
+static void krwq_exec_ud(struct krwq_qp *sqp, struct krwq_swqe *w,
+			 struct krwq_outcome *o)
+{
+	bool has_grh = rdma_ah_get_ah_flags(&w->ah) & IB_AH_GRH;
+	struct krwq_sge_cursor src;
+	struct krwq_qp *dqp;
+	struct krwq_taken t;
+	struct ib_grh grh;
+	struct ib_wc wc = {};
+	u32 qkey;
+	int ret;
+
+	/* a datagram to nowhere, or with the wrong Q_Key, is dropped */
+	if (rdma_ah_get_dlid(&w->ah) != sqp->dev->lid)
+		return;
+	dqp = krwq_qp_get(sqp->dev, w->remote_qpn);
+	if (!dqp)
+		return;
+	qkey = (int)w->remote_qkey < 0 ? sqp->attr.qkey : w->remote_qkey;
+	if (dqp->ibqp.qp_type != IB_QPT_UD || qkey != dqp->attr.qkey ||
+	    !krwq_can_receive(dqp))
+		goto out;
+	if (!krwq_get_mrs(sqp, w->sg_list, w->num_sge, 0, sqp->s_mrs)) {
+		o->status = IB_WC_LOC_PROT_ERR;
+		goto out;
+	}
+	ret = krwq_take(sqp, dqp, &t);
+	if (ret <= 0)
+		goto out_mrs;
+	if (has_grh)
+		krwq_make_grh(sqp, w, &grh);
+	krwq_cursor_init(&src, w->sg_list, w->num_sge, sqp->s_mrs);
+	if (!krwq_fill_rwqe(sqp, dqp, &t, &src, w->length,
+			    has_grh ? &grh : NULL, KRWQ_UD_GRH_BYTES,
+			    &o->status)) {
+		o->status = IB_WC_SUCCESS;	/* the sender never knows */
+		goto out_mrs;
+	}
+	wc.wr_id = t.wr_id;
+	wc.opcode = IB_WC_RECV;
+	wc.byte_len = w->length + KRWQ_UD_GRH_BYTES;
+	wc.src_qp = sqp->ibqp.qp_num;
+	wc.slid = sqp->dev->lid;
+	wc.sl = rdma_ah_get_sl(&w->ah);
+	wc.wc_flags = has_grh ? IB_WC_GRH : 0;
+	if (w->opcode == IB_WR_SEND_WITH_IMM) {
+		wc.wc_flags |= IB_WC_WITH_IMM;
+		wc.ex.imm_data = w->imm_data;
+	}
+	krwq_dest_complete(dqp, &wc, w->send_flags & IB_SEND_SOLICITED);
+out_mrs:
+	krwq_put_mrs(sqp->s_mrs, w->num_sge);
+out:
+	krwq_qp_put(dqp);
+}
+
+/* --- running the send queue -------------------------------------------- */
+
+/**
+ * krwq_sq_progress_locked() - execute queued send WRs, oldest first.
+ * @qp: the QP; the caller holds qp->s_lock.
+ *
+ * Stops when the queue is empty, the QP leaves RTS, or an RC send must
+ * wait for the responder to post a receive (the RNR timer resumes it).
+ */
+void krwq_sq_progress_locked(struct krwq_qp *qp)
+{
+	lockdep_assert_held(&qp->s_lock);
+	while (qp->sq_tail != qp->sq_head && qp->state == IB_QPS_RTS &&
+	       !qp->rnr_waiting) {
+		struct krwq_swqe *w = krwq_sq_entry(qp, qp->sq_tail);
+		struct krwq_outcome o = { .status = IB_WC_SUCCESS };
+
+		if (qp->ibqp.qp_type == IB_QPT_UD)
+			krwq_exec_ud(qp, w, &o);
+		else
+			krwq_exec_connected(qp, w, &o);
+
+		if (o.rnr) {
+			/* rnr_retry 7 means retry for ever */
+			if (qp->attr.rnr_retry == 7 ||
+			    qp->rnr_tries < qp->attr.rnr_retry) {
+				qp->rnr_tries++;
+				qp->rnr_waiting = true;
+				mod_timer(&qp->rnr_timer, jiffies +
+					  usecs_to_jiffies(krwq_rnr_usecs[o.min_rnr_timer]));
+				return;
+			}
+			o.status = IB_WC_RNR_RETRY_EXC_ERR;
+		}
+		qp->rnr_tries = 0;
+		qp->sq_tail = krwq_sq_next(qp, qp->sq_tail);
+		krwq_complete_send(qp, w, o.status);
+		if (o.status != IB_WC_SUCCESS)
+			krwq_qp_error_locked(qp);
+	}
+}
+
+/**
+ * krwq_rnr_timer() - the responder's RNR timer ran out: try again.
+ * @t: qp->rnr_timer.
+ */
+void krwq_rnr_timer(struct timer_list *t)
+{
+	struct krwq_qp *qp = from_timer(qp, t, rnr_timer);
+
+	queue_work(krwq_wq, &qp->send_work);
+}
+
+/**
+ * krwq_send_work() - resume a send queue after an RNR wait.
+ * @work: qp->send_work.
+ */
+void krwq_send_work(struct work_struct *work)
+{
+	struct krwq_qp *qp = container_of(work, struct krwq_qp, send_work);
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->s_lock, flags);
+	if (qp->rnr_waiting) {
+		qp->rnr_waiting = false;
+		krwq_sq_progress_locked(qp);
+	}
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+}
+
+/**
+ * krwq_post_send() - ib_device_ops.post_send: queue, then deliver.
+ * @ibqp: the QP.
+ * @wr: the list of send WRs.
+ * @bad_wr: set to the first WR not posted, on error.
+ *
+ * In ERR, posted WRs complete at once as flushed.
+ *
+ * Return: 0; -EINVAL for a QP before RTS, a bad opcode for the QP type,
+ * too many SGEs, inline data, or a message over the size limit; -ENOMEM
+ * when the send queue is full.
+ */
+int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		   const struct ib_send_wr **bad_wr)
+{
+	struct krwq_qp *qp = to_kqp(ibqp);
+	unsigned long flags;
+	int ret = 0;
+
+	spin_lock_irqsave(&qp->s_lock, flags);
+	switch (qp->state) {
+	case IB_QPS_RTS:
+	case IB_QPS_SQD:
+	case IB_QPS_SQE:
+	case IB_QPS_ERR:
+		break;
+	default:
+		ret = -EINVAL;
+		goto out;
+	}
+	for (; wr; wr = wr->next) {
+		u32 next = krwq_sq_next(qp, qp->sq_head);
+
+		if (next == qp->sq_tail) {
+			ret = -ENOMEM;
+			break;
+		}
+		ret = krwq_sq_fill(qp, wr, krwq_sq_entry(qp, qp->sq_head));
+		if (ret)
+			break;
+		qp->sq_head = next;
+	}
+	if (qp->state == IB_QPS_ERR)
+		krwq_sq_flush_locked(qp);
+	else
+		krwq_sq_progress_locked(qp);
+out:
+	if (ret)
+		*bad_wr = wr;
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	return ret;
+}
