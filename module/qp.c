@@ -260,8 +260,9 @@ static int krwq_check_attr(struct krwq_qp *qp, struct ib_qp_attr *a, int mask)
 	    a->max_dest_rd_atomic > KRWQ_MAX_RD_ATOM)
 		return -EINVAL;
 	if ((mask & IB_QP_ACCESS_FLAGS) &&
-	    (a->qp_access_flags & ~(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
-				    IB_ACCESS_REMOTE_ATOMIC)))
+	    (a->qp_access_flags & ~(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+				    IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
+				    IB_ACCESS_MW_BIND | IB_ACCESS_OPTIONAL)))
 		return -EINVAL;
 	if ((mask & IB_QP_AV) &&
 	    (a->ah_attr.type != RDMA_AH_ATTR_TYPE_IB || !rdma_ah_get_dlid(&a->ah_attr) ||

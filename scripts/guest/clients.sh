@@ -1,0 +1,72 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs unmodified rdma-core and perftest clients against each DEVICE given,
+# server and client on loopback, and prints one TAP line per client run,
+# ending with "N passed, N failed".  Runs inside the test VM:
+#   clients.sh DEVICE...     (rxe0 is created on a dummy netdev if named)
+pass=0
+fail=0
+n=0
+port=18600
+log=/tmp/clients.log
+
+report() {	# report OK NAME
+	n=$((n + 1))
+	if [ "$1" = 0 ]; then
+		pass=$((pass + 1))
+		echo "ok $n - $2"
+	else
+		fail=$((fail + 1))
+		echo "not ok $n - $2"
+		sed 's/^/# /' "$log" | tail -n 15
+	fi
+}
+
+# pair CHECK-REGEX NAME PROGRAM ARGS...: server and client, both must exit 0
+# and the client's output must match CHECK-REGEX.
+pair() {
+	re=$1 name=$2
+	shift 2
+	port=$((port + 1))
+	timeout 120 "$@" -p $port > /tmp/server.log 2>&1 &
+	spid=$!
+	sleep 1
+	timeout 120 "$@" -p $port 127.0.0.1 > "$log" 2>&1
+	crc=$?
+	wait $spid
+	src=$?
+	cat /tmp/server.log >> "$log"
+	ok=1
+	[ $crc = 0 ] && [ $src = 0 ] && grep -Eq "$re" "$log" && ok=0
+	report $ok "$name"
+}
+
+# perftest prints a table row of numbers under its header
+row='^ *[0-9]+ +[0-9]+ +[0-9.]+'
+
+for dev in "$@"; do
+	g= x=
+	if [ "$dev" = rxe0 ]; then
+		modprobe rdma_rxe &&
+			ip link add dummy0 type dummy &&
+			ip link set dummy0 up &&
+			rdma link add rxe0 type rxe netdev dummy0 || { report 1 "create rxe0"; continue; }
+		g="-g 0" x="-x 0"
+	fi
+	ibv_devinfo -v -d "$dev" > "$log" 2>&1
+	grep -q 'PORT_ACTIVE' "$log" && ! grep -qi warn "$log"
+	report $? "$dev ibv_devinfo -v: port active, no provider warnings"
+
+	pair 'iters in' "$dev ibv_rc_pingpong 4 KiB, data checked" ibv_rc_pingpong -d "$dev" $g -n 200 -s 4096 -c
+	pair 'iters in' "$dev ibv_rc_pingpong 64 B, completion events" ibv_rc_pingpong -d "$dev" $g -n 200 -s 64 -e -c
+	pair 'iters in' "$dev ibv_uc_pingpong 4 KiB, data checked" ibv_uc_pingpong -d "$dev" $g -n 200 -s 4096 -c
+	pair 'iters in' "$dev ibv_ud_pingpong 1000 B, data checked" ibv_ud_pingpong -d "$dev" $g -n 200 -s 1000 -c
+	pair 'iters in' "$dev ibv_srq_pingpong 16 QPs on one SRQ, data checked" ibv_srq_pingpong -d "$dev" $g -n 50 -c
+	pair "$row" "$dev ib_send_bw" ib_send_bw -d "$dev" $x -n 1000
+	pair "$row" "$dev ib_send_lat" ib_send_lat -d "$dev" $x -n 1000
+	pair "$row" "$dev ib_write_bw" ib_write_bw -d "$dev" $x -n 1000
+	pair "$row" "$dev ib_read_bw" ib_read_bw -d "$dev" $x -n 1000
+done
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]
