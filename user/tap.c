@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * tap.c - TAP version 13 output: the plan, one "ok N - name" or
+ * "not ok N - name" line per check with a "# reason" line after each
+ * failure, and "P passed, F failed" as the very last line.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+
+static unsigned int n_results, n_passed, n_failed;
+
+void tap_plan(unsigned int n)
+{
+	printf("TAP version 13\n1..%u\n", n);
+	fflush(stdout);
+}
+
+void tap_result(bool ok, const char *name, const char *reason)
+{
+	n_results++;
+	if (ok)
+		n_passed++;
+	else
+		n_failed++;
+	printf("%s %u - %s\n", ok ? "ok" : "not ok", n_results, name);
+	if (!ok)
+		printf("# %s\n", reason && *reason ? reason : "failed (no reason given)");
+	fflush(stdout);
+}
+
+void tap_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("# ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+unsigned int tap_failed(void)
+{
+	return n_failed;
+}
+
+unsigned int tap_count(void)
+{
+	return n_results;
+}
+
+int tap_finish(void)
+{
+	printf("%u passed, %u failed\n", n_passed, n_failed);
+	fflush(stdout);
+	return n_failed ? 1 : 0;
+}
+
+bool fail(struct run *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!r->failures++) {
+		va_start(ap, fmt);
+		vsnprintf(r->why, sizeof(r->why), fmt, ap);
+		va_end(ap);
+	}
+	return false;
+}
+
+static void report_as(struct run *r, bool ok, const char *reason)
+{
+	const char *name = r->names[r->done];
+	char line[600];
+
+	if (!name) {
+		/* a group reporting more checks than it declared: a bug here */
+		fprintf(stderr, "krwq_verbs_test: group %s reports an undeclared check\n",
+			r->group);
+		abort();
+	}
+	snprintf(line, sizeof(line), "%s: %s", r->group, name);
+	tap_result(ok, line, reason);
+	r->done++;
+	r->failures = 0;
+	r->why[0] = '\0';
+}
+
+void report(struct run *r)
+{
+	char reason[sizeof(r->why) + 40];
+
+	if (r->failures > 1)
+		snprintf(reason, sizeof(reason), "%s (and %u more failures)",
+			 r->why, r->failures - 1);
+	else
+		snprintf(reason, sizeof(reason), "%s", r->why);
+	report_as(r, !r->failures, reason);
+}
+
+void run_group(const char *name, const char *const *checks,
+	       void (*fn)(struct run *r))
+{
+	struct run r = { .group = name, .names = checks };
+
+	fn(&r);
+	if (r.names[r.done] && r.failures)
+		report(&r);	/* the failure that made the group give up */
+	while (r.names[r.done])
+		report_as(&r, false, "not reached: an earlier step of this group failed");
+}
