@@ -8,7 +8,7 @@
 
 #include "tap.h"
 
-/* rq_checks.c: posting, flushing and the SRQ */
+/* rq_checks.c: posting to a QP's own receive queue, flushing */
 void t_rq_capacity(struct run *r);
 void t_rq_sge(struct run *r);
 void t_rq_reset(struct run *r);
@@ -17,10 +17,13 @@ void t_rq_flush(struct run *r);
 void t_rq_post_in_err(struct run *r);
 void t_rq_reuse(struct run *r);
 void t_rq_destroy(struct run *r);
+
+/* srq_checks.c: the shared receive queue */
 void t_srq_capacity(struct run *r);
 void t_srq_limit(struct run *r);
 void t_srq_modify(struct run *r);
 void t_srq_qp_error(struct run *r);
+void t_srq_bad_lkey(struct run *r);
 
 /* data_checks.c: what receives get */
 void t_rc_send(struct run *r);

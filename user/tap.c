@@ -27,8 +27,15 @@ void tap_result(bool ok, const char *name, const char *reason)
 	else
 		n_failed++;
 	printf("%s %u - %s\n", ok ? "ok" : "not ok", n_results, name);
-	if (!ok)
-		printf("# %s\n", reason && *reason ? reason : "failed (no reason given)");
+	if (!ok && (!reason || !*reason))
+		reason = "failed (no reason given)";
+	/* each line of the reason as a diagnostic line */
+	while (!ok && *reason) {
+		size_t n = strcspn(reason, "\n");
+
+		printf("# %.*s\n", (int)n, reason);
+		reason += n + (reason[n] == '\n');
+	}
 	fflush(stdout);
 }
 
@@ -65,11 +72,12 @@ bool fail(struct run *r, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!r->failures++) {
+	if (r->failures < 3) {
 		va_start(ap, fmt);
-		vsnprintf(r->why, sizeof(r->why), fmt, ap);
+		vsnprintf(r->why[r->failures], sizeof(r->why[0]), fmt, ap);
 		va_end(ap);
 	}
+	r->failures++;
 	return false;
 }
 
@@ -88,18 +96,21 @@ static void report_as(struct run *r, bool ok, const char *reason)
 	tap_result(ok, line, reason);
 	r->done++;
 	r->failures = 0;
-	r->why[0] = '\0';
 }
 
 void report(struct run *r)
 {
-	char reason[sizeof(r->why) + 40];
+	char reason[sizeof(r->why) + 80];
+	unsigned int i;
+	int n;
 
-	if (r->failures > 1)
-		snprintf(reason, sizeof(reason), "%s (and %u more failures)",
-			 r->why, r->failures - 1);
-	else
-		snprintf(reason, sizeof(reason), "%s", r->why);
+	n = snprintf(reason, sizeof(reason), "%s", r->why[0]);
+	for (i = 1; i < r->failures && i < 3; i++)
+		n += snprintf(reason + n, sizeof(reason) - n, "\nalso: %s",
+			      r->why[i]);
+	if (r->failures > 3)
+		snprintf(reason + n, sizeof(reason) - n, "\n(and %u more failures)",
+			 r->failures - 3);
 	report_as(r, !r->failures, reason);
 }
 

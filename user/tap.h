@@ -5,7 +5,7 @@
  *
  * A group runs some setup and then a fixed, named list of checks.  While
  * a check runs, every failed expectation calls fail(), which keeps the
- * first reason; report() then prints "ok" or "not ok" for the group's
+ * first three reasons; report() then prints "ok" or "not ok" for the group's
  * next check and starts the next one afresh.  A group that gives up early
  * (a setup step failed) simply returns: the runner reports each check it
  * did not reach as failed, so the plan printed up front always holds.
@@ -20,7 +20,7 @@ struct run {
 	const char *const *names;	/* the group's checks, NULL-terminated */
 	unsigned int done;		/* checks reported so far */
 	unsigned int failures;		/* since the last report() */
-	char why[480];			/* the first of them */
+	char why[3][400];		/* the first three of them */
 };
 
 void tap_plan(unsigned int n);

@@ -14,7 +14,8 @@
  *  - the move to ERR flushing every posted receive in posting order, reuse
  *    after RESET without stale entries, destroy without completions;
  *  - the SRQ: its limit event (once, then re-armed), resize keeping the
- *    posted WRs in order and refusing sizes below them, a QP on it failing;
+ *    posted WRs in order and refusing sizes below them, a QP on it moved
+ *    to ERR or taking a WR with a bad lkey;
  *  - what receives get: RC SEND / SEND_WITH_IMM of 0 bytes to 1 MiB
  *    scattered over 1..4 SGEs from 1..4 SGEs, RDMA WRITE / WRITE_WITH_IMM
  *    / READ, a receive too small, RNR, a bad rkey, a bad lkey, UD with
@@ -75,7 +76,7 @@ static const struct group groups[] = {
 	} },
 	{ "srq capacity", t_srq_capacity, {
 		"max_wr posts fit, the next gets ENOMEM with bad_wr at it",
-		"a list overflowing midway: ENOMEM, bad_wr at the first WR that did not fit, sends take the rest in order",
+		"a list overflowing midway: ENOMEM, bad_wr at the first WR that did not fit; sends take exactly the WRs that fit, in order",
 		"num_sge over max_sge gets EINVAL with bad_wr at that WR, the WRs before it stay posted",
 	} },
 	{ "srq limit", t_srq_limit, {
@@ -91,6 +92,9 @@ static const struct group groups[] = {
 	} },
 	{ "srq QP error", t_srq_qp_error, {
 		"a QP on an SRQ moved to ERR: IBV_EVENT_QP_LAST_WQE_REACHED, no flush, another QP takes the WRs",
+	} },
+	{ "srq bad lkey", t_srq_bad_lkey, {
+		"a WR with a bad lkey fails only its taker (IBV_WC_LOC_PROT_ERR); another QP takes the rest in order, then nothing",
 	} },
 	{ "rc send", t_rc_send, {
 		"SEND of 0 B to 1 MiB: payload, byte_len, IBV_WC_RECV and the send completion",
@@ -123,8 +127,6 @@ static const struct group groups[] = {
 		"a receive with a bad lkey: IBV_WC_LOC_PROT_ERR for it, an error for the send",
 	} },
 };
-
-#define N_GROUPS (sizeof(groups) / sizeof(groups[0]))
 
 static const char *current_group = "setup";
 static unsigned int plan;
@@ -232,14 +234,14 @@ int main(int argc, char **argv)
 		usage(argv[0]);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	for (g = 0; g < N_GROUPS; g++)
+	for (g = 0; g < ARRAY_SIZE(groups); g++)
 		for (i = 0; groups[g].checks[i]; i++)
 			plan++;
 	tap_plan(plan);
 	signal(SIGALRM, watchdog);
 	setup_error = open_device(name);
 
-	for (g = 0; g < N_GROUPS; g++) {
+	for (g = 0; g < ARRAY_SIZE(groups); g++) {
 		current_group = groups[g].name;
 		alarm(120);
 		run_group(groups[g].name, groups[g].checks,

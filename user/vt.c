@@ -179,7 +179,7 @@ const char *state_str(int s)
 
 	if (s < 0)
 		return "(query_qp failed)";
-	if ((unsigned int)s < sizeof(names) / sizeof(names[0]))
+	if ((unsigned int)s < ARRAY_SIZE(names))
 		return names[s];
 	return "(unknown)";
 }
@@ -417,6 +417,18 @@ bool deliver(struct run *r, struct pair *p, uint64_t expect)
 	return true;
 }
 
+bool expect_rnr(struct run *r, struct pair *p, const char *what)
+{
+	struct ibv_sge s = sge_at(&p->buf[0], 0, 8);
+	struct ibv_wc wc;
+
+	return pair_send(r, p, 0x5e0e, IBV_WR_SEND, &s, 1, 0) &&
+	       cq_get(r, p->scq[0], &wc, what) &&
+	       wc_is(r, &wc, 0x5e0e, IBV_WC_RNR_RETRY_EXC_ERR, -1,
+		     p->qp[0]->qp_num, what) &&
+	       cq_quiet(r, p->rcq[1], 50, what);
+}
+
 /* --- completions --- */
 
 int cq_wait(struct ibv_cq *cq, struct ibv_wc *wc, int n, int ms)
@@ -492,9 +504,9 @@ bool expect_flushed(struct run *r, struct ibv_cq *cq, struct ibv_qp *qp,
 		    const uint64_t *ids, int n)
 {
 	struct ibv_wc *wc = calloc(n + 1, sizeof(*wc));
+	int i, k, bad_op, bad_opcode = 0;
 	char what[64];
 	bool ok = true;
-	int i, k;
 
 	if (!wc)
 		return fail(r, "out of memory");
@@ -503,20 +515,28 @@ bool expect_flushed(struct run *r, struct ibv_cq *cq, struct ibv_qp *qp,
 		ok = fail(r, "poll_cq failed waiting for flushes");
 		goto out;
 	}
+	/* the order, the status and the QP first; the opcode on its own */
 	for (i = 0; i < k; i++) {
 		snprintf(what, sizeof(what), "flush completion %d of %d", i + 1, n);
-		if (!wc_is(r, &wc[i], ids[i], IBV_WC_WR_FLUSH_ERR, IBV_WC_RECV,
-			   qp->qp_num, what)) {
+		if (!wc_is(r, &wc[i], ids[i], IBV_WC_WR_FLUSH_ERR, -1, qp->qp_num,
+			   what)) {
 			ok = false;
 			goto out;
 		}
 	}
+	for (i = 0, bad_op = 0; i < k; i++)
+		if (wc[i].opcode != IBV_WC_RECV && !bad_op++)
+			bad_opcode = wc[i].opcode;
+	if (bad_op)	/* a failure, but no reason for the caller to stop */
+		fail(r, "%d of %d flush completions of QP %u had opcode %d, want IBV_WC_RECV (%d)",
+		     bad_op, k, qp->qp_num, bad_opcode, IBV_WC_RECV);
 	if (k < n) {
 		ok = fail(r, "only %d of %d receives flushed within %d ms (next wanted: wr_id 0x%llx)",
 			  k, n, TIMEOUT_MS, (unsigned long long)ids[k]);
 		goto out;
 	}
-	ok = cq_quiet(r, cq, QUIET_MS, "after the expected flushes");
+	if (!cq_quiet(r, cq, QUIET_MS, "after the expected flushes"))
+		ok = false;
 out:
 	free(wc);
 	return ok;
@@ -572,4 +592,55 @@ int async_wait(enum ibv_event_type type, const void *obj, int want, int ms)
 		ibv_ack_async_event(&ev);
 	}
 	return got;
+}
+
+/* --- receive WR lists --- */
+
+uint64_t wr_tag(uint32_t tag, uint32_t i)
+{
+	return 0xfe00000000000000ull | (uint64_t)tag << 32 | i;
+}
+
+const char *bad_str(const struct ibv_recv_wr *bad,
+		    const struct ibv_recv_wr *list, int n)
+{
+	static char s[48];
+	int i;
+
+	if (!bad)
+		return "NULL";
+	for (i = 0; i < n; i++)
+		if (bad == &list[i]) {
+			snprintf(s, sizeof(s), "WR %d of the list", i);
+			return s;
+		}
+	return "a pointer outside the list";
+}
+
+void link_wrs(struct ibv_recv_wr *list, int n, const uint64_t *ids,
+	      struct ibv_sge *sg)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		list[i] = (struct ibv_recv_wr){
+			.wr_id = ids[i],
+			.sg_list = sg ? &sg[i] : NULL,
+			.num_sge = sg ? 1 : 0,
+			.next = i + 1 < n ? &list[i + 1] : NULL,
+		};
+	}
+}
+
+void expect_post_error(struct run *r, int ret, int want,
+		       const struct ibv_recv_wr *bad,
+		       const struct ibv_recv_wr *list, int n, int at,
+		       const char *what)
+{
+	if (ret != want)
+		fail(r, "%s: post returned %d (%s), want %s", what, ret,
+		     ret ? strerror(ret) : "success", strerror(want));
+	else if (bad != &list[at])
+		fail(r, "%s: bad_wr is %s, want WR %d of the list", what,
+		     bad_str(bad, list, n), at);
 }

@@ -17,6 +17,7 @@
 
 #include "tap.h"
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define TIMEOUT_MS	5000	/* for a completion or event that must come */
 #define QUIET_MS	250	/* to decide that nothing (more) comes */
 #define UD_QKEY		0x11110000u
@@ -121,6 +122,27 @@ bool pair_send(struct run *r, struct pair *p, uint64_t wr_id,
  */
 bool deliver(struct run *r, struct pair *p, uint64_t expect);
 
+/* A recognisable wr_id that uses all 64 bits. */
+uint64_t wr_tag(uint32_t tag, uint32_t i);
+/* Link list[0..n) with wr_ids ids[] and one SGE each from sg (or none). */
+void link_wrs(struct ibv_recv_wr *list, int n, const uint64_t *ids,
+	      struct ibv_sge *sg);
+/* Where bad_wr points, in words. */
+const char *bad_str(const struct ibv_recv_wr *bad,
+		    const struct ibv_recv_wr *list, int n);
+/* A post must have returned @want with bad_wr at list[@at]. */
+void expect_post_error(struct run *r, int ret, int want,
+		       const struct ibv_recv_wr *bad,
+		       const struct ibv_recv_wr *list, int n, int at,
+		       const char *what);
+
+/*
+ * Sends 8 bytes from qp[0] to a receiver that must have no receive left:
+ * the send ends in IBV_WC_RNR_RETRY_EXC_ERR and nothing is received.
+ * qp[0] is in ERR afterwards.
+ */
+bool expect_rnr(struct run *r, struct pair *p, const char *what);
+
 /* --- completions --- */
 
 /* Poll until n completions or ms elapsed; returns the number, -1 on error. */
@@ -133,7 +155,11 @@ const char *wc_str(const struct ibv_wc *wc);
 bool wc_is(struct run *r, const struct ibv_wc *wc, uint64_t wr_id,
 	   enum ibv_wc_status status, int opcode, uint32_t qp_num,
 	   const char *what);
-/* Exactly ids[0..n) flushed from qp, in order, then nothing more. */
+/*
+ * Exactly ids[0..n) flushed from qp, in order, then nothing more.  Return:
+ * false if flushes are missing, extra or out of order; an opcode other
+ * than IBV_WC_RECV fails the check but returns true (the caller goes on).
+ */
 bool expect_flushed(struct run *r, struct ibv_cq *cq, struct ibv_qp *qp,
 		    const uint64_t *ids, int n);
 
