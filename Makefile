@@ -10,14 +10,16 @@ ifneq ($(KERNELRELEASE),)
 include $(src)/Kbuild
 else
 
-KDIR ?= $(shell scripts/test-kernel)
+# Resolved only by the targets that need a kernel: the test kernel's tree
+# unless KDIR is given (scripts/test-kernel builds it once, then caches).
+kdir = $(or $(KDIR),$(shell scripts/test-kernel))
 
 .PHONY: all modules demo check host-test clean help kernel
 
 all: modules
 
 modules:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+	$(MAKE) -C "$(kdir)" M=$(CURDIR) modules
 
 kernel:
 	scripts/test-kernel
@@ -35,8 +37,9 @@ host-test: build/host-asan/rq_test build/host-tsan/rq_test
 include cxx-core/test/host.mk
 
 clean:
-	rm -rf build
-	@if [ -d "$(KDIR)" ]; then $(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
+	rm -rf build generated
+	rm -f $(shell find module kunit cxx-core -name '*.o' -o -name '.*.cmd' -o -name '*.s') \
+		*.ko *.mod *.mod.c *.o .*.cmd Module.symvers modules.order
 
 help:
 	@echo 'make demo       boot the test VM, load krwq, show it working'

@@ -503,7 +503,7 @@ static void vt_cq_notify(struct kunit *t)
 	KUNIT_ASSERT_EQ(t, vt_post_recv(v, v->b, 1, v->bbuf, 64), 0);
 	KUNIT_ASSERT_EQ(t, vt_send(v, v->a, 2, v->abuf, 64), 0);
 	for (i = 0; i < 200 && !atomic_read(&v->comp_calls); i++)
-		msleep(1);
+		usleep_range(1000, 2000);
 	KUNIT_EXPECT_EQ(t, atomic_read(&v->comp_calls), 1);
 	KUNIT_EXPECT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
 	/* missed events are reported when asked for */

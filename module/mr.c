@@ -204,7 +204,6 @@ struct krwq_mr *krwq_mr_get(struct krwq_dev *dev, struct ib_pd *pd, u32 key,
 			    int access, u64 addr, u64 len)
 {
 	struct krwq_mr *mr;
-	u64 off;
 
 	rcu_read_lock();
 	mr = xa_load(&dev->mrs, key >> KRWQ_KEY_INDEX_SHIFT);
@@ -214,9 +213,10 @@ struct krwq_mr *krwq_mr_get(struct krwq_dev *dev, struct ib_pd *pd, u32 key,
 	if (!mr)
 		return NULL;
 
+	/* [addr, addr + len) inside [iova, iova + length), without overflow */
 	if (mr->ibmr.pd != pd || (mr->access & access) != access ||
-	    addr < mr->iova || (off = addr - mr->iova) > mr->length ||
-	    len > mr->length - off) {
+	    addr < mr->iova || addr - mr->iova > mr->length ||
+	    len > mr->length - (addr - mr->iova)) {
 		krwq_mr_put(mr);
 		return NULL;
 	}
