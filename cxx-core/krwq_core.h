@@ -119,7 +119,7 @@ enum krwq_rq_state krwq_rq_get_state(struct krwq_rq *rq);
 int krwq_rq_set_limit(struct krwq_rq *rq, unsigned int limit);
 unsigned int krwq_rq_limit(struct krwq_rq *rq);
 int krwq_rq_resize(struct krwq_rq *rq, void *storage, unsigned int max_wr,
-		   void **old_storage);
+		   const unsigned int *limit, void **old_storage);
 
 /* Implemented by the kernel side (module/seam.c, or the host test seam). */
 unsigned long krwq_spin_lock_irqsave(void *lock);

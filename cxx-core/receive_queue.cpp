@@ -234,7 +234,7 @@ Status ReceiveQueue::set_limit(u32 limit)
 	return Status::kOk;
 }
 
-Status ReceiveQueue::resize(void *storage, u32 max_wr, void **old_storage)
+Status ReceiveQueue::resize(void *storage, u32 max_wr, const u32 *new_limit, void **old_storage)
 {
 	krwq_geometry geo;
 	if (compute_geometry(max_wr, q_.max_sge, &geo) != Status::kOk)
@@ -248,7 +248,8 @@ Status ReceiveQueue::resize(void *storage, u32 max_wr, void **old_storage)
 	u32 head;
 	u32 tail = load_relaxed(&k.tail);
 	const u32 n = head_for_consumer(&head) ? occupancy(head, tail) : 0;
-	if (n >= geo.slots || q_.limit >= geo.slots)
+	const u32 limit = new_limit ? *new_limit : q_.limit;
+	if (n >= geo.slots || limit >= geo.slots)
 		return Status::kInvalid;
 
 	UserRing *new_user = user_ring() ? static_cast<UserRing *>(storage) : nullptr;
@@ -261,6 +262,7 @@ Status ReceiveQueue::resize(void *storage, u32 max_wr, void **old_storage)
 	k.curr_wq = new_entries;
 	q_.wq = new_user;
 	q_.size = geo.slots;
+	store_relaxed(&q_.limit, limit);
 	store_release(&k.head, n);
 	if (new_user)
 		store_release(&new_user->head, n);

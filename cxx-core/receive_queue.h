@@ -48,7 +48,8 @@ public:
 	krwq_rq_state state();
 	Status set_limit(u32 limit);
 	u32 limit() const { return load_relaxed(&q_.limit); }
-	Status resize(void *storage, u32 max_wr, void **old_storage);
+	// A null new_limit keeps the armed limit, which must fit the new size.
+	Status resize(void *storage, u32 max_wr, const u32 *new_limit, void **old_storage);
 
 private:
 	// Entries are refreshed from the shared head only when the cached

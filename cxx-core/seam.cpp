@@ -73,9 +73,10 @@ unsigned int krwq_rq_limit(krwq_rq *rq)
 	return ReceiveQueue(rq).limit();
 }
 
-int krwq_rq_resize(krwq_rq *rq, void *storage, unsigned int max_wr, void **old_storage)
+int krwq_rq_resize(krwq_rq *rq, void *storage, unsigned int max_wr, const unsigned int *limit,
+		   void **old_storage)
 {
-	return krwq::to_errno(ReceiveQueue(rq).resize(storage, max_wr, old_storage));
+	return krwq::to_errno(ReceiveQueue(rq).resize(storage, max_wr, limit, old_storage));
 }
 
 }  // extern "C"

@@ -674,7 +674,7 @@ static void resize_keeps_order(struct kunit *t)
 	for (i = 0; i < 4; i++)
 		take_expect(t, rq, i, 2);
 	KUNIT_EXPECT_EQ(t, post_range(rq, 5, 5, 2), 0);	/* wraps */
-	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 20), 0);
+	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 20, NULL), 0);
 	KUNIT_EXPECT_EQ(t, rq_env_slots(rq), 21u);
 	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 6u);
 	KUNIT_EXPECT_EQ(t, post_range(rq, 10, 14, 2), 0);
@@ -691,7 +691,7 @@ static void resize_too_small(struct kunit *t)
 
 	KUNIT_ASSERT_TRUE(t, rq);
 	KUNIT_EXPECT_EQ(t, post_range(rq, 0, 6, 1), 0);
-	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 5), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 5, NULL), -KRWQ_EINVAL);
 	KUNIT_EXPECT_EQ(t, rq_env_slots(rq), 11u);
 	for (i = 0; i < 6; i++)
 		take_expect(t, rq, i, 1);
@@ -705,7 +705,7 @@ static void resize_to_exact_fit(struct kunit *t)
 
 	KUNIT_ASSERT_TRUE(t, rq);
 	KUNIT_EXPECT_EQ(t, post_range(rq, 0, 6, 1), 0);
-	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 6), 0);
+	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 6, NULL), 0);
 	KUNIT_EXPECT_EQ(t, post_one(rq, 6, 1), -KRWQ_ENOMEM);
 	for (i = 0; i < 6; i++)
 		take_expect(t, rq, i, 1);
@@ -719,9 +719,32 @@ static void resize_below_limit(struct kunit *t)
 
 	KUNIT_ASSERT_TRUE(t, rq);
 	KUNIT_EXPECT_EQ(t, krwq_rq_set_limit(rq, 8), 0);
-	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 7), -KRWQ_EINVAL);
-	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 8), 0);
+	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 7, NULL), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 8, NULL), 0);
 	KUNIT_EXPECT_EQ(t, krwq_rq_limit(rq), 8u);
+	rq_env_free(rq);
+}
+
+/* rdmavt checks a limit given with the resize against the new size */
+static void resize_with_new_limit(struct kunit *t)
+{
+	struct krwq_rq *rq = active_rq(t, 10, 1, RQ_ENV_RESIZABLE);
+	u32 limit = 6;
+
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, post_range(rq, 0, 2, 1), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_set_limit(rq, 8), 0);
+	/* the armed 8 alone would not fit 5, but it is replaced */
+	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 5, &limit), -KRWQ_EINVAL);
+	limit = 3;
+	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 5, &limit), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_limit(rq), 3u);
+	KUNIT_EXPECT_EQ(t, rq_env_slots(rq), 6u);
+	limit = 6;
+	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 5, &limit), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, krwq_rq_limit(rq), 3u);
+	take_expect(t, rq, 0, 1);
+	take_expect(t, rq, 1, 1);
 	rq_env_free(rq);
 }
 
@@ -731,8 +754,8 @@ static void resize_over_core_max(struct kunit *t)
 
 	KUNIT_ASSERT_TRUE(t, rq);
 	KUNIT_EXPECT_EQ(t, post_range(rq, 0, 2, 1), 0);
-	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, KRWQ_CORE_MAX_WR + 1), -KRWQ_EINVAL);
-	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 0xffffffffu), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, KRWQ_CORE_MAX_WR + 1, NULL), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 0xffffffffu, NULL), -KRWQ_EINVAL);
 	take_expect(t, rq, 0, 1);
 	take_expect(t, rq, 1, 1);
 	rq_env_free(rq);
@@ -756,7 +779,7 @@ static void resize_repeatedly(struct kunit *t)
 		next_post += 3;
 		/* from room for just the next round to 28 more slots */
 		size = (u32)(next_post - next_take) + 1 + (round * 13) % 29;
-		KUNIT_EXPECT_EQ(t, rq_env_resize(rq, size), 0);
+		KUNIT_EXPECT_EQ(t, rq_env_resize(rq, size, NULL), 0);
 		take_expect(t, rq, next_take++, 1);
 		take_expect(t, rq, next_take++, 1);
 	}
@@ -873,7 +896,7 @@ static void user_ring_resize(struct kunit *t)
 	for (i = 0; i < 3; i++)
 		user_post(rq, i, 1);
 	take_expect(t, rq, 0, 1);
-	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 9), 0);
+	KUNIT_EXPECT_EQ(t, rq_env_resize(rq, 9, NULL), 0);
 	KUNIT_EXPECT_EQ(t, *rq_env_user_head(rq), 2u);
 	KUNIT_EXPECT_EQ(t, *rq_env_user_tail(rq), 0u);
 	user_post(rq, 3, 1);
@@ -992,7 +1015,7 @@ static void stress_resize(struct stress *s)
 	int i = 0, ret;
 
 	while (__atomic_load_n(&s->done, __ATOMIC_ACQUIRE) < s->producers) {
-		ret = rq_env_resize(s->rq, sizes[i++ % 6]);
+		ret = rq_env_resize(s->rq, sizes[i++ % 6], NULL);
 		/* a ring holding more than the new size refuses: fine */
 		if (ret == 0)
 			s->resizes++;
@@ -1104,6 +1127,7 @@ struct kunit_case krwq_rq_cases[] = {
 	KUNIT_CASE(resize_too_small),
 	KUNIT_CASE(resize_to_exact_fit),
 	KUNIT_CASE(resize_below_limit),
+	KUNIT_CASE(resize_with_new_limit),
 	KUNIT_CASE(resize_over_core_max),
 	KUNIT_CASE(resize_repeatedly),
 	KUNIT_CASE(user_ring_take),

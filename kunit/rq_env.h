@@ -32,7 +32,8 @@ extern struct kunit_case krwq_rq_cases[];
 /* A ring as the module would make it; NULL (and a failed check) on error. */
 struct krwq_rq *rq_env_new(struct kunit *t, u32 max_wr, u32 max_sge,
 			   unsigned int flags);
-int rq_env_resize(struct krwq_rq *rq, u32 max_wr);
+/* resize to @max_wr; a non-NULL @limit also re-arms the SRQ limit */
+int rq_env_resize(struct krwq_rq *rq, u32 max_wr, const u32 *limit);
 void rq_env_free(struct krwq_rq *rq);
 void *rq_env_zalloc(size_t bytes);
 void rq_env_kfree(void *p);

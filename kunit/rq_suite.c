@@ -42,9 +42,9 @@ struct krwq_rq *rq_env_new(struct kunit *t, u32 max_wr, u32 max_sge,
 	return rq;
 }
 
-int rq_env_resize(struct krwq_rq *rq, u32 max_wr)
+int rq_env_resize(struct krwq_rq *rq, u32 max_wr, const u32 *limit)
 {
-	return krwq_rq_resize_alloc(rq, max_wr);
+	return krwq_rq_resize_alloc(rq, max_wr, limit);
 }
 
 void rq_env_free(struct krwq_rq *rq)

@@ -122,14 +122,15 @@ EXPORT_SYMBOL_IF_KUNIT(krwq_rq_alloc_user);
  * @rq: a ring from krwq_rq_alloc_user(), or krwq_rq_alloc() with
  *      KRWQ_ALLOC_RESIZABLE.
  * @max_wr: the new capacity.
+ * @limit: NULL to keep the armed SRQ limit, else the limit to arm with it.
  *
  * Posted entries are kept in order; producers and consumers wait while
  * they move.  On failure the ring is unchanged.
  *
  * Return: 0, -EINVAL if @max_wr cannot hold what is posted or is below
- * the armed SRQ limit, or -ENOMEM.
+ * the (new or armed) SRQ limit, or -ENOMEM.
  */
-int krwq_rq_resize_alloc(struct krwq_rq *rq, u32 max_wr)
+int krwq_rq_resize_alloc(struct krwq_rq *rq, u32 max_wr, const u32 *limit)
 {
 	bool user = rq->wq;
 	struct krwq_geometry geo;
@@ -145,7 +146,7 @@ int krwq_rq_resize_alloc(struct krwq_rq *rq, u32 max_wr)
 			 kvzalloc(geo.ring_bytes, GFP_KERNEL);
 	if (!storage)
 		return -ENOMEM;
-	ret = krwq_rq_resize(rq, storage, max_wr, &old);
+	ret = krwq_rq_resize(rq, storage, max_wr, limit, &old);
 	if (ret)
 		old = storage;
 	if (user)

@@ -12,7 +12,7 @@ struct krwq_rq;
 int krwq_rq_alloc(struct krwq_rq *rq, u32 max_wr, u32 max_sge,
 		  unsigned int flags, int node);
 int krwq_rq_alloc_user(struct krwq_rq *rq, u32 max_wr, u32 max_sge, int node);
-int krwq_rq_resize_alloc(struct krwq_rq *rq, u32 max_wr);
+int krwq_rq_resize_alloc(struct krwq_rq *rq, u32 max_wr, const u32 *limit);
 void krwq_rq_free(struct krwq_rq *rq);
 
 #endif /* KRWQ_RQ_ALLOC_H */

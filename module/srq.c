@@ -67,8 +67,7 @@ int krwq_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		    enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	struct krwq_srq *srq = to_ksrq(ibsrq);
-	u32 max_wr = srq->rq.size - 1;
-	int ret;
+	u32 max_wr = READ_ONCE(srq->rq.size) - 1;
 
 	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
 		return -EINVAL;
@@ -79,14 +78,11 @@ int krwq_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	}
 	if ((mask & IB_SRQ_LIMIT) && attr->srq_limit > max_wr)
 		return -EINVAL;
-	if (mask & IB_SRQ_MAX_WR) {
-		ret = krwq_rq_resize_alloc(&srq->rq, max_wr);
-		if (ret)
-			return ret;
-	}
-	if (mask & IB_SRQ_LIMIT)
-		return krwq_rq_set_limit(&srq->rq, attr->srq_limit);
-	return 0;
+	/* both at once: the new limit is checked against the new size */
+	if (mask & IB_SRQ_MAX_WR)
+		return krwq_rq_resize_alloc(&srq->rq, max_wr, mask & IB_SRQ_LIMIT ?
+					    &attr->srq_limit : NULL);
+	return krwq_rq_set_limit(&srq->rq, attr->srq_limit);
 }
 
 /**

@@ -64,7 +64,7 @@ struct krwq_rq *rq_env_new(struct kunit *t, u32 max_wr, u32 max_sge,
 	return rq;
 }
 
-int rq_env_resize(struct krwq_rq *rq, u32 max_wr)
+int rq_env_resize(struct krwq_rq *rq, u32 max_wr, const u32 *limit)
 {
 	struct krwq_geometry geo;
 	void *storage, *old = NULL;
@@ -76,7 +76,7 @@ int rq_env_resize(struct krwq_rq *rq, u32 max_wr)
 	storage = ring_storage(&geo, rq->wq != NULL);
 	if (!storage)
 		return -KRWQ_ENOMEM;
-	ret = krwq_rq_resize(rq, storage, max_wr, &old);
+	ret = krwq_rq_resize(rq, storage, max_wr, limit, &old);
 	free(ret ? storage : old);
 	return ret;
 }
