@@ -14,12 +14,15 @@ else
 # unless KDIR is given (scripts/test-kernel builds it once, then caches).
 kdir = $(or $(KDIR),$(shell scripts/test-kernel))
 
-.PHONY: all modules demo check host-test clean help kernel
+.PHONY: all modules user demo check host-test clean help kernel
 
 all: modules
 
 modules:
 	$(MAKE) -C "$(kdir)" M=$(CURDIR) modules
+
+user:
+	$(MAKE) -C user
 
 kernel:
 	scripts/test-kernel
@@ -46,6 +49,7 @@ help:
 	@echo 'make check      every test; ends with "N passed, N failed"'
 	@echo 'make            build krwq.ko and the KUnit module (KDIR=...)'
 	@echo 'make host-test  the core on the host: GoogleTest under ASan+UBSan, TSan'
+	@echo 'make user       user/ programs (libibverbs) into build/user'
 	@echo 'make kernel     build (once) the cached test kernel'
 
 endif
