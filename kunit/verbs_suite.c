@@ -185,6 +185,33 @@ static int vt_poll(struct ib_cq *cq, struct ib_wc *wc, int n)
 	return got;
 }
 
+/* Events are delivered from a work item: wait up to two seconds. */
+static int vt_wait_event(struct vt *v, enum ib_event_type type, int want)
+{
+	unsigned long end = jiffies + 2 * HZ;
+
+	while (atomic_read(&v->events[type]) < want && time_before(jiffies, end))
+		usleep_range(500, 1000);
+	return atomic_read(&v->events[type]);
+}
+
+/* The move to ERR after a responder error is deferred: wait for it. */
+static enum ib_qp_state vt_wait_state(struct ib_qp *qp, enum ib_qp_state want)
+{
+	unsigned long end = jiffies + 2 * HZ;
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+
+	do {
+		if (ib_query_qp(qp, &attr, IB_QP_STATE, &init))
+			return -1;
+		if (attr.qp_state == want)
+			break;
+		usleep_range(500, 1000);
+	} while (time_before(jiffies, end));
+	return attr.qp_state;
+}
+
 static int vt_post_recv(struct vt *v, struct ib_qp *qp, u64 wr_id, u8 *buf,
 			u32 len)
 {
@@ -298,8 +325,6 @@ static void vt_flush_on_error(struct kunit *t)
 static void vt_too_small(struct kunit *t)
 {
 	struct vt *v = t->priv;
-	struct ib_qp_attr attr;
-	struct ib_qp_init_attr init;
 	struct ib_wc wc;
 
 	KUNIT_ASSERT_EQ(t, vt_post_recv(v, v->b, 1, v->bbuf, 100), 0);
@@ -308,11 +333,8 @@ static void vt_too_small(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_LOC_LEN_ERR);
 	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
 	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_REM_INV_REQ_ERR);
-	msleep(20);	/* the receiver's move to ERR is deferred work */
-	KUNIT_ASSERT_EQ(t, ib_query_qp(v->a, &attr, IB_QP_STATE, &init), 0);
-	KUNIT_EXPECT_EQ(t, attr.qp_state, IB_QPS_ERR);
-	KUNIT_ASSERT_EQ(t, ib_query_qp(v->b, &attr, IB_QP_STATE, &init), 0);
-	KUNIT_EXPECT_EQ(t, attr.qp_state, IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(t, vt_wait_state(v->a, IB_QPS_ERR), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(t, vt_wait_state(v->b, IB_QPS_ERR), IB_QPS_ERR);
 }
 
 static void vt_rdma_write_read(struct kunit *t)
@@ -434,7 +456,7 @@ static void vt_srq_limit_and_resize(struct kunit *t)
 		KUNIT_EXPECT_EQ(t, wc.wr_id, (u64)i);	/* in order after resize */
 		KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
 	}
-	KUNIT_EXPECT_EQ(t, atomic_read(&v->events[IB_EVENT_SRQ_LIMIT_REACHED]), 1);
+	KUNIT_EXPECT_EQ(t, vt_wait_event(v, IB_EVENT_SRQ_LIMIT_REACHED, 1), 1);
 	KUNIT_EXPECT_EQ(t, ib_query_srq(v->srq, &sa), 0);
 	KUNIT_EXPECT_EQ(t, sa.srq_limit, 0u);
 	ib_destroy_qp(s);
@@ -518,7 +540,6 @@ static void vt_cq_overflow(struct kunit *t)
 	struct vt *v = t->priv;
 	struct ib_cq_init_attr cq_attr = { .cqe = 2 };
 	struct ib_qp_attr attr;
-	struct ib_qp_init_attr init;
 	struct ib_cq *small;
 	int i;
 
@@ -546,10 +567,8 @@ static void vt_cq_overflow(struct kunit *t)
 		KUNIT_ASSERT_EQ(t, vt_post_recv(v, v->b, i, v->bbuf, 64), 0);
 		KUNIT_ASSERT_EQ(t, vt_send(v, v->a, i, v->abuf, 8), 0);
 	}
-	msleep(20);
-	KUNIT_EXPECT_EQ(t, atomic_read(&v->events[IB_EVENT_CQ_ERR]), 1);
-	KUNIT_ASSERT_EQ(t, ib_query_qp(v->b, &attr, IB_QP_STATE, &init), 0);
-	KUNIT_EXPECT_EQ(t, attr.qp_state, IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(t, vt_wait_event(v, IB_EVENT_CQ_ERR, 1), 1);
+	KUNIT_EXPECT_EQ(t, vt_wait_state(v->b, IB_QPS_ERR), IB_QPS_ERR);
 	ib_destroy_qp(v->b);
 	v->b = NULL;
 	ib_destroy_cq(small);
@@ -581,6 +600,73 @@ static void vt_limits_enforced(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, PTR_ERR_OR_ZERO(qp), -EINVAL);
 }
 
+/* Completions of a destroyed QP are gone: polling them must not see it. */
+static void vt_destroy_drops_completions(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	struct ib_qp_attr a = { .qp_state = IB_QPS_ERR };
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_EQ(t, vt_post_recv(v, v->b, 1, v->bbuf, 8), 0);
+	KUNIT_ASSERT_EQ(t, vt_post_recv(v, v->a, 2, v->abuf, 8), 0);
+	KUNIT_ASSERT_EQ(t, ib_modify_qp(v->b, &a, IB_QP_STATE), 0);
+	KUNIT_ASSERT_EQ(t, ib_modify_qp(v->a, &a, IB_QP_STATE), 0);
+	ib_destroy_qp(v->b);
+	v->b = NULL;
+	KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 2ull);
+	KUNIT_EXPECT_PTR_EQ(t, wc.qp, v->a);
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->rcq, 1, &wc), 0);
+}
+
+/* An RC QP not connected back to the sender does not receive from it. */
+static void vt_foreign_sender_refused(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	struct ib_wc wc;
+	struct ib_qp *c;
+
+	c = vt_qp(v, IB_QPT_RC, false);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(c));
+	KUNIT_ASSERT_EQ(t, vt_connect(c, v->b->qp_num, 7), 0);
+	KUNIT_ASSERT_EQ(t, vt_post_recv(v, v->b, 1, v->bbuf, 64), 0);
+	KUNIT_ASSERT_EQ(t, vt_send(v, c, 2, v->abuf, 64), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_RETRY_EXC_ERR);
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->rcq, 1, &wc), 0);
+	/* b still works with its real peer */
+	KUNIT_ASSERT_EQ(t, vt_send(v, v->a, 3, v->abuf, 64), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 1ull);
+	ib_destroy_qp(c);
+}
+
+/* ib_drain_sq() posts an RDMA WRITE into ERR, whatever the QP type. */
+static void vt_error_flushes_any_opcode(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	struct ib_qp_attr a = { .qp_state = IB_QPS_ERR };
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 77, .opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED },
+	};
+	const struct ib_send_wr *bad;
+	struct ib_wc wc;
+	struct ib_qp *u;
+
+	u = vt_qp(v, IB_QPT_UD, false);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(u));
+	KUNIT_ASSERT_EQ(t, vt_connect(u, 0, 0), 0);
+	KUNIT_EXPECT_EQ(t, ib_post_send(u, &wr.wr, &bad), -EINVAL);
+	KUNIT_ASSERT_EQ(t, ib_modify_qp(u, &a, IB_QP_STATE), 0);
+	KUNIT_EXPECT_EQ(t, ib_post_send(u, &wr.wr, &bad), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 77ull);
+	ib_destroy_qp(u);
+}
+
 static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_send_recv),
 	KUNIT_CASE(vt_post_with_irqs_off),
@@ -596,6 +682,9 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_cq_notify),
 	KUNIT_CASE(vt_cq_overflow),
 	KUNIT_CASE(vt_limits_enforced),
+	KUNIT_CASE(vt_destroy_drops_completions),
+	KUNIT_CASE(vt_foreign_sender_refused),
+	KUNIT_CASE(vt_error_flushes_any_opcode),
 	{}
 };
 

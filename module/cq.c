@@ -21,12 +21,14 @@ static void krwq_cq_notify_work(struct work_struct *work)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 }
 
-static void krwq_cq_event(struct krwq_cq *cq, enum ib_event_type type)
+/* IB_EVENT_CQ_ERR, raised here rather than under the locks of an overflow */
+static void krwq_cq_event_work(struct work_struct *work)
 {
+	struct krwq_cq *cq = container_of(work, struct krwq_cq, event_work);
 	struct ib_event ev = {
 		.device = cq->ibcq.device,
 		.element.cq = &cq->ibcq,
-		.event = type,
+		.event = IB_EVENT_CQ_ERR,
 	};
 
 	if (cq->ibcq.event_handler)
@@ -56,15 +58,60 @@ int krwq_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		return -ENOMEM;
 	}
 	cq->slots = attr->cqe + 1;
-	cq->ring = kvcalloc(cq->slots, sizeof(*cq->ring), GFP_KERNEL);
+	cq->ring = kvcalloc(cq->slots, sizeof(*cq->ring), GFP_KERNEL_ACCOUNT);
 	if (!cq->ring) {
 		atomic_dec(&dev->n_cq);
 		return -ENOMEM;
 	}
 	spin_lock_init(&cq->lock);
 	INIT_WORK(&cq->notify_work, krwq_cq_notify_work);
+	INIT_WORK(&cq->event_work, krwq_cq_event_work);
 	ibcq->cqe = attr->cqe;
 	return 0;
+}
+
+/**
+ * krwq_pre_destroy_cq() - ib_device_ops.pre_destroy_cq: stop calling the
+ * completion handler, before the RDMA core stops the work its handler
+ * queues (ib_free_cq() would otherwise race a late handler call).
+ * @ibcq: the CQ.
+ *
+ * Return: 0.
+ */
+int krwq_pre_destroy_cq(struct ib_cq *ibcq)
+{
+	struct krwq_cq *cq = to_kcq(ibcq);
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	cq->dying = true;
+	spin_unlock_irqrestore(&cq->lock, flags);
+	cancel_work_sync(&cq->notify_work);
+	return 0;
+}
+
+/**
+ * krwq_cq_clean() - drop the completions of a QP being destroyed, which
+ * would otherwise point at freed memory when polled.
+ * @cq: the QP's send or receive CQ.
+ * @ibqp: the QP.
+ */
+void krwq_cq_clean(struct krwq_cq *cq, struct ib_qp *ibqp)
+{
+	unsigned long flags;
+	u32 from, to;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	for (from = to = cq->tail; from != cq->head;
+	     from = from + 1 == cq->slots ? 0 : from + 1) {
+		if (cq->ring[from].qp == ibqp)
+			continue;
+		if (to != from)
+			cq->ring[to] = cq->ring[from];
+		to = to + 1 == cq->slots ? 0 : to + 1;
+	}
+	cq->head = to;
+	spin_unlock_irqrestore(&cq->lock, flags);
 }
 
 /**
@@ -78,7 +125,8 @@ int krwq_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct krwq_cq *cq = to_kcq(ibcq);
 
-	cancel_work_sync(&cq->notify_work);
+	krwq_pre_destroy_cq(ibcq);
+	cancel_work_sync(&cq->event_work);
 	kvfree(cq->ring);
 	atomic_dec(&to_kdev(ibcq->device)->n_cq);
 	return 0;
@@ -108,7 +156,7 @@ int krwq_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 
 	if (cqe < 1 || cqe > KRWQ_MAX_CQE)
 		return -EINVAL;
-	ring = kvcalloc(cqe + 1, sizeof(*ring), GFP_KERNEL);
+	ring = kvcalloc(cqe + 1, sizeof(*ring), GFP_KERNEL_ACCOUNT);
 	if (!ring)
 		return -ENOMEM;
 
@@ -194,18 +242,15 @@ int krwq_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 bool krwq_cq_enter(struct krwq_cq *cq, const struct ib_wc *wc, bool solicited)
 {
 	unsigned long flags;
-	bool notify = false;
 	u32 next;
 
 	spin_lock_irqsave(&cq->lock, flags);
 	next = cq->head + 1 == cq->slots ? 0 : cq->head + 1;
 	if (next == cq->tail || cq->overflowed) {
-		bool first = !cq->overflowed;
-
+		if (!cq->overflowed)
+			queue_work(krwq_wq, &cq->event_work);
 		cq->overflowed = true;
 		spin_unlock_irqrestore(&cq->lock, flags);
-		if (first)
-			krwq_cq_event(cq, IB_EVENT_CQ_ERR);
 		return false;
 	}
 	cq->ring[cq->head] = *wc;
@@ -214,10 +259,9 @@ bool krwq_cq_enter(struct krwq_cq *cq, const struct ib_wc *wc, bool solicited)
 	    (cq->notify == IB_CQ_SOLICITED &&
 	     (solicited || wc->status != IB_WC_SUCCESS))) {
 		cq->notify = 0;
-		notify = true;
+		if (!cq->dying)
+			queue_work(krwq_wq, &cq->notify_work);
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
-	if (notify)
-		queue_work(krwq_wq, &cq->notify_work);
 	return true;
 }

@@ -171,6 +171,7 @@ static const struct ib_device_ops krwq_dev_ops = {
 
 	.create_cq = krwq_create_cq,
 	.destroy_cq = krwq_destroy_cq,
+	.pre_destroy_cq = krwq_pre_destroy_cq,
 	.resize_cq = krwq_resize_cq,
 	.poll_cq = krwq_poll_cq,
 	.req_notify_cq = krwq_req_notify_cq,

@@ -9,16 +9,19 @@
  * Lock order (lockdep checks it; the ring locks are the core's and are
  * documented in cxx-core/krwq_core.h):
  *
- *   qp->s_lock  ->  ring p_lock  ->  ring c_lock  ->  cq->lock
+ *   qp->s_lock  ->  qp->r_lock  ->  ring p_lock  ->  ring c_lock  ->  cq->lock
  *
- * qp->s_lock serialises a QP's send queue and its state changes.  A send
- * is delivered to its destination in the context that posted it (or the
- * RNR retry work), holding only the sender's s_lock: the destination is
- * reached through its ring (the core takes c_lock) and its CQ, never its
- * s_lock, so no two s_locks are ever held together.  What the destination
- * must do under its own s_lock (go to ERR after a responder error) is
- * handed to its err_work.  Completion handlers run from each CQ's
- * notify_work, never under a krwq lock.
+ * qp->s_lock serialises a QP's send queue and its state changes; its
+ * r_lock serialises the responder side: a delivery into the QP holds it
+ * from the state check through the receive completion, and a state
+ * change takes it too, so a receive in progress is finished before a
+ * flush or reset and nothing lands after a drain.  A send is delivered in
+ * the context that posted it (or the RNR retry work) holding the sender's
+ * s_lock and the destination's r_lock, never the destination's s_lock, so
+ * no two s_locks (and no two r_locks) are ever held together.  What the
+ * destination must do under its own s_lock (go to ERR after a responder
+ * error) is handed to its err_work.  Completion handlers and asynchronous
+ * event handlers run from work items, never under a krwq lock.
  */
 #ifndef KRWQ_H
 #define KRWQ_H
@@ -46,7 +49,8 @@
 #define KRWQ_MAX_MR_SIZE	(1ULL << 32)
 #define KRWQ_MAX_PD		4096
 #define KRWQ_MAX_AH		4096
-#define KRWQ_MAX_MSG_SIZE	(1U << 31)
+/* bounds the time one copy runs with a QP's s_lock held, interrupts off */
+#define KRWQ_MAX_MSG_SIZE	(16U << 20)
 #define KRWQ_MAX_RD_ATOM	16
 #define KRWQ_QPN_MIN		16	/* below: reserved (QP0/QP1 and spares) */
 #define KRWQ_QPN_MAX		(KRWQ_QPN_MIN + 8 * KRWQ_MAX_QP)
@@ -69,6 +73,7 @@ struct krwq_dev {
 	struct xarray qps;	/* qpn -> struct krwq_qp, lookups under RCU */
 	struct xarray mrs;	/* key index -> struct krwq_mr, under RCU */
 	u32 next_mr_index;
+	u32 next_qpn;
 	atomic_t n_qp, n_cq, n_srq, n_mr, n_pd, n_ah;
 };
 
@@ -110,14 +115,16 @@ struct krwq_cq {
 	u32 head;		/* next to fill */
 	u32 tail;		/* next to poll */
 	u8 notify;		/* 0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP */
-	bool notify_due;
 	bool overflowed;
+	bool dying;		/* no more notify_work: the CQ is going away */
 	struct work_struct notify_work;
+	struct work_struct event_work;	/* IB_EVENT_CQ_ERR */
 };
 
 struct krwq_srq {
 	struct ib_srq ibsrq;
 	struct krwq_rq rq;
+	struct work_struct event_work;	/* IB_EVENT_SRQ_LIMIT_REACHED */
 };
 
 /* A send work request as the send queue keeps it. */
@@ -143,7 +150,8 @@ struct krwq_qp {
 	struct krwq_rq rq;	/* unused (kwq NULL) with an SRQ */
 
 	spinlock_t s_lock;
-	enum ib_qp_state state;	/* written under s_lock, read with READ_ONCE */
+	spinlock_t r_lock;
+	enum ib_qp_state state;	/* written under s_lock and r_lock */
 	struct krwq_swqe *sq;	/* ring of sq_slots entries of sq_stride */
 	u32 sq_slots, sq_stride, sq_head, sq_tail;
 	u32 max_send_sge;
@@ -164,8 +172,11 @@ struct krwq_qp {
 	refcount_t users;	/* 1 while in the device table + lookups */
 	struct completion released;
 	struct timer_list rnr_timer;
-	struct work_struct send_work;	/* RNR retries */
+	struct work_struct send_work;	/* RNR retries, long send queues */
 	struct work_struct err_work;	/* to ERR on a responder error */
+	bool err_pending;		/* err_work is due; under r_lock */
+	unsigned long events;		/* bits of pending ib_event_type */
+	struct work_struct event_work;	/* delivers them */
 };
 
 static inline struct krwq_dev *to_kdev(struct ib_device *ibdev)
@@ -262,6 +273,8 @@ int krwq_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int krwq_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc);
 int krwq_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 bool krwq_cq_enter(struct krwq_cq *cq, const struct ib_wc *wc, bool solicited);
+int krwq_pre_destroy_cq(struct ib_cq *ibcq);
+void krwq_cq_clean(struct krwq_cq *cq, struct ib_qp *ibqp);
 
 /* srq.c */
 int krwq_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
@@ -287,6 +300,8 @@ struct krwq_qp *krwq_qp_get(struct krwq_dev *dev, u32 qpn);
 void krwq_qp_put(struct krwq_qp *qp);
 void krwq_qp_error_locked(struct krwq_qp *qp);
 void krwq_qp_event(struct krwq_qp *qp, enum ib_event_type type);
+void krwq_qp_fail(struct krwq_qp *qp);
+void krwq_srq_limit_event(struct krwq_srq *srq);
 void krwq_rq_flushed(void *ctx, unsigned long long wr_id);
 
 /* send.c */

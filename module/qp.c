@@ -18,21 +18,50 @@
 
 static void krwq_qp_err_work(struct work_struct *work);
 
+static_assert(IB_EVENT_GID_CHANGE < BITS_PER_LONG);
+
 /**
- * krwq_qp_event() - raise an asynchronous event on a QP.
+ * krwq_qp_event() - raise an asynchronous event on a QP.  The consumer's
+ * handler runs from event_work, so it may post or modify freely.
  * @qp: the QP.
  * @type: IB_EVENT_*.
  */
 void krwq_qp_event(struct krwq_qp *qp, enum ib_event_type type)
 {
+	set_bit(type, &qp->events);
+	queue_work(krwq_wq, &qp->event_work);
+}
+
+static void krwq_qp_event_work(struct work_struct *work)
+{
+	struct krwq_qp *qp = container_of(work, struct krwq_qp, event_work);
 	struct ib_event ev = {
 		.device = qp->ibqp.device,
 		.element.qp = &qp->ibqp,
-		.event = type,
 	};
+	int type;
 
-	if (qp->ibqp.event_handler)
-		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	for (type = 0; type <= IB_EVENT_GID_CHANGE; type++) {
+		if (!test_and_clear_bit(type, &qp->events))
+			continue;
+		ev.event = type;
+		if (qp->ibqp.event_handler)
+			qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+	}
+}
+
+/**
+ * krwq_qp_fail() - a responder-side error: have the QP moved to ERR by its
+ * err_work (the caller may not take its s_lock).
+ * @qp: the destination QP; the caller holds its r_lock.
+ */
+void krwq_qp_fail(struct krwq_qp *qp)
+{
+	lockdep_assert_held(&qp->r_lock);
+	if (!qp->err_pending) {
+		qp->err_pending = true;
+		queue_work(krwq_wq, &qp->err_work);
+	}
 }
 
 /**
@@ -69,12 +98,15 @@ void krwq_qp_error_locked(struct krwq_qp *qp)
 	lockdep_assert_held(&qp->s_lock);
 	if (qp->state == IB_QPS_ERR)
 		return;
-	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	krwq_sq_flush_locked(qp);
+	/* a receive being delivered finishes first: r_lock */
+	spin_lock(&qp->r_lock);
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
 	if (qp->srq)
 		krwq_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	else
 		krwq_rq_set_state(&qp->rq, KRWQ_RQ_FLUSH, &sink);
+	spin_unlock(&qp->r_lock);
 }
 
 static void krwq_qp_set_state_locked(struct krwq_qp *qp,
@@ -96,9 +128,13 @@ static void krwq_qp_set_state_locked(struct krwq_qp *qp,
 	} else if (state == IB_QPS_INIT) {
 		rs = KRWQ_RQ_POST_ONLY;
 	}
+	spin_lock(&qp->r_lock);
+	if (state == IB_QPS_RESET)
+		qp->err_pending = false;	/* an old responder error is moot */
 	if (!qp->srq)
 		krwq_rq_set_state(&qp->rq, rs, NULL);
 	WRITE_ONCE(qp->state, state);
+	spin_unlock(&qp->r_lock);
 	if (state == IB_QPS_RTS)
 		krwq_sq_progress_locked(qp);	/* e.g. WRs posted in SQD */
 }
@@ -147,17 +183,19 @@ int krwq_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	qp->dev = dev;
 	spin_lock_init(&qp->s_lock);
+	spin_lock_init(&qp->r_lock);
 	refcount_set(&qp->users, 1);
 	init_completion(&qp->released);
 	timer_setup(&qp->rnr_timer, krwq_rnr_timer, 0);
 	INIT_WORK(&qp->send_work, krwq_send_work);
 	INIT_WORK(&qp->err_work, krwq_qp_err_work);
+	INIT_WORK(&qp->event_work, krwq_qp_event_work);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->max_send_sge = init->cap.max_send_sge;
 	qp->sq_slots = init->cap.max_send_wr + 1;
 	qp->sq_stride = struct_size(qp->sq, sg_list, qp->max_send_sge);
-	qp->sq = kvcalloc(qp->sq_slots, qp->sq_stride, GFP_KERNEL);
+	qp->sq = kvcalloc(qp->sq_slots, qp->sq_stride, GFP_KERNEL_ACCOUNT);
 	if (!qp->sq) {
 		ret = -ENOMEM;
 		goto err_count;
@@ -174,10 +212,15 @@ int krwq_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			goto err_sq;
 	}
 
-	/* reserve the number, publish the QP only once it is complete */
-	ret = xa_alloc_irq(&dev->qps, &qpn, NULL,
-			   XA_LIMIT(KRWQ_QPN_MIN, KRWQ_QPN_MAX), GFP_KERNEL);
-	if (ret)
+	/*
+	 * Reserve the number, publish the QP only once it is complete.
+	 * Numbers cycle, so a peer still aimed at a destroyed QP does not
+	 * reach the next one at once.
+	 */
+	ret = xa_alloc_cyclic_irq(&dev->qps, &qpn, NULL,
+				  XA_LIMIT(KRWQ_QPN_MIN, KRWQ_QPN_MAX),
+				  &dev->next_qpn, GFP_KERNEL);
+	if (ret < 0)
 		goto err_rq;
 	ibqp->qp_num = qpn;
 	qp->attr.qp_state = IB_QPS_RESET;
@@ -228,9 +271,14 @@ static void krwq_qp_err_work(struct work_struct *work)
 {
 	struct krwq_qp *qp = container_of(work, struct krwq_qp, err_work);
 	unsigned long flags;
+	bool pending;
 
 	spin_lock_irqsave(&qp->s_lock, flags);
-	if (qp->state != IB_QPS_RESET)
+	spin_lock(&qp->r_lock);
+	pending = qp->err_pending;	/* cleared if the QP was reset since */
+	qp->err_pending = false;
+	spin_unlock(&qp->r_lock);
+	if (pending)
 		krwq_qp_error_locked(qp);
 	spin_unlock_irqrestore(&qp->s_lock, flags);
 }
@@ -269,8 +317,9 @@ static int krwq_check_attr(struct krwq_qp *qp, struct ib_qp_attr *a, int mask)
 	     (rdma_ah_get_port_num(&a->ah_attr) &&
 	      rdma_ah_get_port_num(&a->ah_attr) != 1)))
 		return -EINVAL;
-	/* capacities are fixed; no alternate path */
-	if (mask & (IB_QP_CAP | IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE))
+	/* capacities are fixed; no alternate path; no SQ_DRAINED event */
+	if (mask & (IB_QP_CAP | IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE |
+		    IB_QP_EN_SQD_ASYNC_NOTIFY))
 		return -EINVAL;
 	return 0;
 }
@@ -309,8 +358,6 @@ static void krwq_apply_attr(struct krwq_qp *qp, struct ib_qp_attr *a, int mask)
 		q->min_rnr_timer = a->min_rnr_timer;
 	if (mask & IB_QP_DEST_QPN)
 		q->dest_qp_num = a->dest_qp_num;
-	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
-		q->en_sqd_async_notify = a->en_sqd_async_notify;
 }
 
 /**
@@ -400,7 +447,8 @@ int krwq_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
  * @ibqp: the QP.
  * @udata: user data.
  *
- * Waits until no send in flight can still reach the QP.
+ * Waits until no send in flight can still reach the QP, and removes the
+ * QP's completions from its CQs.
  *
  * Return: 0.
  */
@@ -422,6 +470,10 @@ int krwq_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	del_timer_sync(&qp->rnr_timer);
 	cancel_work_sync(&qp->send_work);
 	cancel_work_sync(&qp->err_work);
+	cancel_work_sync(&qp->event_work);
+	/* completions that name this QP would point at freed memory */
+	krwq_cq_clean(krwq_send_cq(qp), ibqp);
+	krwq_cq_clean(krwq_recv_cq(qp), ibqp);
 
 	krwq_rq_free(&qp->rq);
 	kvfree(qp->sq);

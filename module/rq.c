@@ -59,17 +59,17 @@ int krwq_rq_alloc(struct krwq_rq *rq, u32 max_wr, u32 max_sge,
 		return ret;
 
 	if (flags & KRWQ_ALLOC_RESIZABLE) {
-		kwq = kzalloc_node(sizeof(*kwq), GFP_KERNEL, node);
+		kwq = kzalloc_node(sizeof(*kwq), GFP_KERNEL_ACCOUNT, node);
 		if (!kwq)
 			return -ENOMEM;
-		entries = kvzalloc_node(geo.ring_bytes, GFP_KERNEL, node);
+		entries = kvzalloc_node(geo.ring_bytes, GFP_KERNEL_ACCOUNT, node);
 		if (!entries) {
 			kfree(kwq);
 			return -ENOMEM;
 		}
 	} else {
 		kwq = kvzalloc_node(size_add(sizeof(*kwq), geo.ring_bytes),
-				    GFP_KERNEL, node);
+				    GFP_KERNEL_ACCOUNT, node);
 		if (!kwq)
 			return -ENOMEM;
 		entries = kwq->wq;
@@ -104,7 +104,7 @@ int krwq_rq_alloc_user(struct krwq_rq *rq, u32 max_wr, u32 max_sge, int node)
 	ret = krwq_rq_geometry(max_wr, max_sge, &geo);
 	if (ret)
 		return ret;
-	kwq = kzalloc_node(sizeof(*kwq), GFP_KERNEL, node);
+	kwq = kzalloc_node(sizeof(*kwq), GFP_KERNEL_ACCOUNT, node);
 	if (!kwq)
 		return -ENOMEM;
 	ring = krwq_rwq_alloc(&geo);
@@ -143,7 +143,7 @@ int krwq_rq_resize_alloc(struct krwq_rq *rq, u32 max_wr, const u32 *limit)
 	if (ret)
 		return ret;
 	storage = user ? (void *)krwq_rwq_alloc(&geo) :
-			 kvzalloc(geo.ring_bytes, GFP_KERNEL);
+			 kvzalloc(geo.ring_bytes, GFP_KERNEL_ACCOUNT);
 	if (!storage)
 		return -ENOMEM;
 	ret = krwq_rq_resize(rq, storage, max_wr, limit, &old);

@@ -26,6 +26,13 @@ static const u32 krwq_rnr_usecs[32] = {
 	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
 };
 
+/*
+ * How much one run of the send queue may do before the rest is handed to
+ * send_work: it bounds the time spent with s_lock held and interrupts off.
+ */
+#define KRWQ_SQ_BUDGET_WRS	64
+#define KRWQ_SQ_BUDGET_BYTES	(1U << 20)
+
 /* What executing one send WQE came to. */
 struct krwq_outcome {
 	enum ib_wc_status status;	/* for the sender */
@@ -80,6 +87,13 @@ static int krwq_sq_fill(struct krwq_qp *qp, const struct ib_send_wr *wr,
 	u64 total = 0;
 	int i;
 
+	/* in ERR a WR is only flushed: ib_drain_sq() posts any opcode */
+	if (qp->state == IB_QPS_ERR) {
+		memset(w, 0, sizeof(*w));
+		w->wr_id = wr->wr_id;
+		w->opcode = wr->opcode;
+		return 0;
+	}
 	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge ||
 	    !krwq_opcode_ok(type, wr->opcode) ||
 	    (wr->send_flags & IB_SEND_INLINE))
@@ -163,8 +177,9 @@ static void krwq_put_mrs(struct krwq_mr **mrs, u32 n)
  * Looks up the region of every entry with @access; a zero-length entry
  * needs none.  Return: false (nothing held) if any key does not check out.
  */
-static bool krwq_get_mrs(struct krwq_qp *qp, const struct ib_sge *sge, u32 n,
-			 int access, struct krwq_mr **mrs)
+static bool krwq_get_mrs(struct krwq_dev *dev, struct ib_pd *pd,
+			 const struct ib_sge *sge, u32 n, int access,
+			 struct krwq_mr **mrs)
 {
 	u32 i;
 
@@ -172,8 +187,8 @@ static bool krwq_get_mrs(struct krwq_qp *qp, const struct ib_sge *sge, u32 n,
 		mrs[i] = NULL;
 		if (!sge[i].length)
 			continue;
-		mrs[i] = krwq_mr_get(qp->dev, qp->ibqp.pd, sge[i].lkey, access,
-				     sge[i].addr, sge[i].length);
+		mrs[i] = krwq_mr_get(dev, pd, sge[i].lkey, access, sge[i].addr,
+				     sge[i].length);
 		if (!mrs[i]) {
 			krwq_put_mrs(mrs, i);
 			return false;
@@ -211,12 +226,21 @@ static struct krwq_rq *krwq_dest_ring(struct krwq_qp *dqp)
 	return dqp->srq ? &dqp->srq->rq : &dqp->rq;
 }
 
+/* The PD receive buffers are checked against: the SRQ's, if any. */
+static struct ib_pd *krwq_dest_pd(struct krwq_qp *dqp)
+{
+	return dqp->srq ? dqp->srq->ibsrq.pd : dqp->ibqp.pd;
+}
+
+/* The caller holds dqp->r_lock until the receive is complete. */
 static bool krwq_can_receive(struct krwq_qp *dqp)
 {
-	switch (READ_ONCE(dqp->state)) {
+	lockdep_assert_held(&dqp->r_lock);
+	switch (dqp->state) {
 	case IB_QPS_RTR:
 		/* the first arrival in RTR establishes the connection */
-		if (!atomic_xchg(&dqp->comm_est_sent, 1))
+		if (dqp->ibqp.qp_type != IB_QPT_UD &&
+		    !atomic_xchg(&dqp->comm_est_sent, 1))
 			krwq_qp_event(dqp, IB_EVENT_COMM_EST);
 		return true;
 	case IB_QPS_RTS:
@@ -240,7 +264,7 @@ static void krwq_dest_error(struct krwq_qp *dqp, u64 wr_id,
 	};
 
 	krwq_cq_enter(krwq_recv_cq(dqp), &wc, false);
-	queue_work(krwq_wq, &dqp->err_work);
+	krwq_qp_fail(dqp);
 }
 
 static void krwq_dest_complete(struct krwq_qp *dqp, struct ib_wc *wc,
@@ -248,7 +272,7 @@ static void krwq_dest_complete(struct krwq_qp *dqp, struct ib_wc *wc,
 {
 	wc->qp = &dqp->ibqp;
 	if (!krwq_cq_enter(krwq_recv_cq(dqp), wc, solicited))
-		queue_work(krwq_wq, &dqp->err_work);
+		krwq_qp_fail(dqp);
 }
 
 /*
@@ -262,17 +286,8 @@ static int krwq_take(struct krwq_qp *sqp, struct krwq_qp *dqp,
 
 	t->sg_list = sqp->r_sge;
 	ret = krwq_rq_take(krwq_dest_ring(dqp), t);
-	if (t->flags & KRWQ_TAKEN_LIMIT_REACHED) {
-		struct ib_event ev = {
-			.device = dqp->ibqp.device,
-			.element.srq = &dqp->srq->ibsrq,
-			.event = IB_EVENT_SRQ_LIMIT_REACHED,
-		};
-
-		if (dqp->srq->ibsrq.event_handler)
-			dqp->srq->ibsrq.event_handler(&ev,
-						      dqp->srq->ibsrq.srq_context);
-	}
+	if (t->flags & KRWQ_TAKEN_LIMIT_REACHED)
+		krwq_srq_limit_event(dqp->srq);
 	if (ret < 0)
 		krwq_dest_error(dqp, t->wr_id, IB_WC_LOC_QP_OP_ERR);
 	return ret;
@@ -292,8 +307,8 @@ static bool krwq_fill_rwqe(struct krwq_qp *sqp, struct krwq_qp *dqp,
 	struct krwq_sge_cursor dst;
 	bool ok;
 
-	if (!krwq_get_mrs(dqp, sqp->r_sge, t->num_sge, IB_ACCESS_LOCAL_WRITE,
-			  sqp->r_mrs)) {
+	if (!krwq_get_mrs(dqp->dev, krwq_dest_pd(dqp), sqp->r_sge, t->num_sge,
+			  IB_ACCESS_LOCAL_WRITE, sqp->r_mrs)) {
 		krwq_dest_error(dqp, t->wr_id, IB_WC_LOC_PROT_ERR);
 		*status = IB_WC_REM_OP_ERR;
 		return false;
@@ -324,7 +339,8 @@ static void krwq_exec_send(struct krwq_qp *sqp, struct krwq_qp *dqp,
 	struct ib_wc wc = {};
 	int ret;
 
-	if (!krwq_get_mrs(sqp, w->sg_list, w->num_sge, 0, sqp->s_mrs)) {
+	if (!krwq_get_mrs(sqp->dev, sqp->ibqp.pd, w->sg_list, w->num_sge, 0,
+			  sqp->s_mrs)) {
 		o->status = IB_WC_LOC_PROT_ERR;
 		return;
 	}
@@ -373,7 +389,7 @@ static void krwq_exec_rdma(struct krwq_qp *sqp, struct krwq_qp *dqp,
 	struct ib_wc wc = {};
 	int ret;
 
-	if (!krwq_get_mrs(sqp, w->sg_list, w->num_sge,
+	if (!krwq_get_mrs(sqp->dev, sqp->ibqp.pd, w->sg_list, w->num_sge,
 			  read ? IB_ACCESS_LOCAL_WRITE : 0, sqp->s_mrs)) {
 		o->status = IB_WC_LOC_PROT_ERR;
 		return;
@@ -394,9 +410,10 @@ static void krwq_exec_rdma(struct krwq_qp *sqp, struct krwq_qp *dqp,
 					  w->remote_addr, w->length);
 		if (!rmr) {
 			o->status = IB_WC_REM_ACCESS_ERR;
-			queue_work(krwq_wq, &dqp->err_work);
 			if (w->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
 				krwq_dest_error(dqp, t.wr_id, IB_WC_LOC_PROT_ERR);
+			else
+				krwq_qp_fail(dqp);
 			goto out;
 		}
 		krwq_cursor_init(&local, w->sg_list, w->num_sge, sqp->s_mrs);
@@ -428,22 +445,42 @@ static void krwq_exec_connected(struct krwq_qp *sqp, struct krwq_swqe *w,
 {
 	struct krwq_qp *dqp;
 
+	/*
+	 * Only the QP this one is connected to, and that is connected back
+	 * to it, receives; anything else is nobody answering.
+	 */
 	dqp = krwq_qp_get(sqp->dev, sqp->attr.dest_qp_num);
-	if (!dqp || dqp->ibqp.qp_type != sqp->ibqp.qp_type ||
-	    rdma_ah_get_dlid(&sqp->attr.ah_attr) != sqp->dev->lid ||
-	    !krwq_can_receive(dqp)) {
-		/* nobody answers: RC retries out, UC's message is lost */
-		if (sqp->ibqp.qp_type == IB_QPT_RC)
-			o->status = IB_WC_RETRY_EXC_ERR;
-		goto out;
-	}
-	if (w->opcode == IB_WR_SEND || w->opcode == IB_WR_SEND_WITH_IMM)
-		krwq_exec_send(sqp, dqp, w, o);
-	else
-		krwq_exec_rdma(sqp, dqp, w, o);
-out:
-	if (dqp)
+	if (dqp && (dqp->ibqp.qp_type != sqp->ibqp.qp_type ||
+		    dqp->attr.dest_qp_num != sqp->ibqp.qp_num ||
+		    rdma_ah_get_dlid(&sqp->attr.ah_attr) != sqp->dev->lid ||
+		    rdma_ah_get_dlid(&dqp->attr.ah_attr) != sqp->dev->lid)) {
 		krwq_qp_put(dqp);
+		dqp = NULL;
+	}
+	if (dqp) {
+		spin_lock(&dqp->r_lock);
+		if (krwq_can_receive(dqp)) {
+			if (w->opcode == IB_WR_SEND || w->opcode == IB_WR_SEND_WITH_IMM)
+				krwq_exec_send(sqp, dqp, w, o);
+			else
+				krwq_exec_rdma(sqp, dqp, w, o);
+			spin_unlock(&dqp->r_lock);
+			krwq_qp_put(dqp);
+			goto done;
+		}
+		spin_unlock(&dqp->r_lock);
+		krwq_qp_put(dqp);
+	}
+	/* nobody answers: RC retries out, UC's message is lost */
+	if (sqp->ibqp.qp_type == IB_QPT_RC)
+		o->status = IB_WC_RETRY_EXC_ERR;
+	return;
+done:
+	/* UC has no acknowledgements: the responder's errors stay there */
+	if (sqp->ibqp.qp_type == IB_QPT_UC &&
+	    (o->status == IB_WC_REM_OP_ERR || o->status == IB_WC_REM_INV_REQ_ERR ||
+	     o->status == IB_WC_REM_ACCESS_ERR))
+		o->status = IB_WC_SUCCESS;
 }
 
 /* --- UD ---------------------------------------------------------------- */
@@ -482,11 +519,13 @@ static void krwq_exec_ud(struct krwq_qp *sqp, struct krwq_swqe *w,
 	dqp = krwq_qp_get(sqp->dev, w->remote_qpn);
 	if (!dqp)
 		return;
+	spin_lock(&dqp->r_lock);
 	qkey = (int)w->remote_qkey < 0 ? sqp->attr.qkey : w->remote_qkey;
 	if (dqp->ibqp.qp_type != IB_QPT_UD || qkey != dqp->attr.qkey ||
 	    !krwq_can_receive(dqp))
 		goto out;
-	if (!krwq_get_mrs(sqp, w->sg_list, w->num_sge, 0, sqp->s_mrs)) {
+	if (!krwq_get_mrs(sqp->dev, sqp->ibqp.pd, w->sg_list, w->num_sge, 0,
+			  sqp->s_mrs)) {
 		o->status = IB_WC_LOC_PROT_ERR;
 		goto out;
 	}
@@ -517,6 +556,7 @@ static void krwq_exec_ud(struct krwq_qp *sqp, struct krwq_swqe *w,
 out_mrs:
 	krwq_put_mrs(sqp->s_mrs, w->num_sge);
 out:
+	spin_unlock(&dqp->r_lock);
 	krwq_qp_put(dqp);
 }
 
@@ -526,16 +566,26 @@ out:
  * krwq_sq_progress_locked() - execute queued send WRs, oldest first.
  * @qp: the QP; the caller holds qp->s_lock.
  *
- * Stops when the queue is empty, the QP leaves RTS, or an RC send must
- * wait for the responder to post a receive (the RNR timer resumes it).
+ * Stops when the queue is empty, the QP leaves RTS, an RC send must wait
+ * for the responder to post a receive (the RNR timer resumes it), or the
+ * budget of one run is spent (send_work carries on).
  */
 void krwq_sq_progress_locked(struct krwq_qp *qp)
 {
+	u32 wrs = 0, bytes = 0;
+
 	lockdep_assert_held(&qp->s_lock);
 	while (qp->sq_tail != qp->sq_head && qp->state == IB_QPS_RTS &&
 	       !qp->rnr_waiting) {
 		struct krwq_swqe *w = krwq_sq_entry(qp, qp->sq_tail);
 		struct krwq_outcome o = { .status = IB_WC_SUCCESS };
+
+		if (wrs >= KRWQ_SQ_BUDGET_WRS || bytes >= KRWQ_SQ_BUDGET_BYTES) {
+			queue_work(krwq_wq, &qp->send_work);
+			return;
+		}
+		wrs++;
+		bytes += w->length;
 
 		if (qp->ibqp.qp_type == IB_QPT_UD)
 			krwq_exec_ud(qp, w, &o);
@@ -569,12 +619,19 @@ void krwq_sq_progress_locked(struct krwq_qp *qp)
 void krwq_rnr_timer(struct timer_list *t)
 {
 	struct krwq_qp *qp = from_timer(qp, t, rnr_timer);
+	unsigned long flags;
 
-	queue_work(krwq_wq, &qp->send_work);
+	spin_lock_irqsave(&qp->s_lock, flags);
+	if (qp->rnr_waiting) {
+		qp->rnr_waiting = false;
+		queue_work(krwq_wq, &qp->send_work);
+	}
+	spin_unlock_irqrestore(&qp->s_lock, flags);
 }
 
 /**
- * krwq_send_work() - resume a send queue after an RNR wait.
+ * krwq_send_work() - carry on with a send queue: after an RNR wait, or
+ * when one run's budget was spent.
  * @work: qp->send_work.
  */
 void krwq_send_work(struct work_struct *work)
@@ -583,10 +640,7 @@ void krwq_send_work(struct work_struct *work)
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->s_lock, flags);
-	if (qp->rnr_waiting) {
-		qp->rnr_waiting = false;
-		krwq_sq_progress_locked(qp);
-	}
+	krwq_sq_progress_locked(qp);
 	spin_unlock_irqrestore(&qp->s_lock, flags);
 }
 

@@ -10,6 +10,29 @@
 #include "krwq_core.h"
 #include "rq_alloc.h"
 
+static void krwq_srq_event_work(struct work_struct *work)
+{
+	struct krwq_srq *srq = container_of(work, struct krwq_srq, event_work);
+	struct ib_event ev = {
+		.device = srq->ibsrq.device,
+		.element.srq = &srq->ibsrq,
+		.event = IB_EVENT_SRQ_LIMIT_REACHED,
+	};
+
+	if (srq->ibsrq.event_handler)
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+}
+
+/**
+ * krwq_srq_limit_event() - raise IB_EVENT_SRQ_LIMIT_REACHED, from a work
+ * item: the take that found the limit runs under krwq locks.
+ * @srq: the SRQ.
+ */
+void krwq_srq_limit_event(struct krwq_srq *srq)
+{
+	queue_work(krwq_wq, &srq->event_work);
+}
+
 /**
  * krwq_create_srq() - ib_device_ops.create_srq.
  * @ibsrq: allocated by the RDMA core.
@@ -40,6 +63,7 @@ int krwq_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 			    KRWQ_ALLOC_RESIZABLE, NUMA_NO_NODE);
 	if (ret)
 		goto err_count;
+	INIT_WORK(&srq->event_work, krwq_srq_event_work);
 	krwq_rq_set_state(&srq->rq, KRWQ_RQ_ACTIVE, NULL);
 	if (a->srq_limit)
 		krwq_rq_set_limit(&srq->rq, a->srq_limit);
@@ -111,6 +135,7 @@ int krwq_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
  */
 int krwq_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
+	cancel_work_sync(&to_ksrq(ibsrq)->event_work);
 	krwq_rq_free(&to_ksrq(ibsrq)->rq);
 	atomic_dec(&to_kdev(ibsrq->device)->n_srq);
 	return 0;
