@@ -249,6 +249,7 @@ bool krwq_cq_enter(struct krwq_cq *cq, const struct ib_wc *wc, bool solicited)
 	if (next == cq->tail || cq->overflowed) {
 		if (!cq->overflowed)
 			queue_work(krwq_wq, &cq->event_work);
+		krwq_count(to_kdev(cq->ibcq.device), KRWQ_STAT_CQ_OVERFLOWS, 1);
 		cq->overflowed = true;
 		spin_unlock_irqrestore(&cq->lock, flags);
 		return false;

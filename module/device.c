@@ -153,6 +153,8 @@ static const struct ib_device_ops krwq_dev_ops = {
 	.query_gid = krwq_query_gid,
 	.query_pkey = krwq_query_pkey,
 	.get_dev_fw_str = krwq_get_dev_fw_str,
+	.alloc_hw_port_stats = krwq_alloc_hw_port_stats,
+	.get_hw_stats = krwq_get_hw_stats,
 
 	.alloc_ucontext = krwq_alloc_ucontext,
 	.dealloc_ucontext = krwq_dealloc_ucontext,
@@ -214,6 +216,11 @@ int krwq_dev_add(unsigned int index, struct krwq_dev **out)
 	if (!dev)
 		return -ENOMEM;
 	ibdev = &dev->ibdev;
+	dev->stats = alloc_percpu(struct krwq_stats);
+	if (!dev->stats) {
+		ib_dealloc_device(ibdev);
+		return -ENOMEM;
+	}
 	dev->index = index;
 	dev->lid = index + 1;
 	dev->node_guid = cpu_to_be64(KRWQ_GUID_BASE + ((u64)index << 16));
@@ -236,6 +243,7 @@ int krwq_dev_add(unsigned int index, struct krwq_dev **out)
 	if (ret) {
 		xa_destroy(&dev->qps);
 		xa_destroy(&dev->mrs);
+		free_percpu(dev->stats);
 		ib_dealloc_device(ibdev);
 		return ret;
 	}
@@ -253,5 +261,6 @@ void krwq_dev_remove(struct krwq_dev *dev)
 	WARN_ON(!xa_empty(&dev->qps) || !xa_empty(&dev->mrs));
 	xa_destroy(&dev->qps);
 	xa_destroy(&dev->mrs);
+	free_percpu(dev->stats);
 	ib_dealloc_device(&dev->ibdev);
 }

@@ -65,6 +65,23 @@
 
 extern struct workqueue_struct *krwq_wq;
 
+/* Per-device counters (stats.c), shown by `rdma statistic`. */
+enum krwq_stat {
+	KRWQ_STAT_RX_POSTED,		/* receive WRs accepted by a post */
+	KRWQ_STAT_RX_TAKEN,		/* receive WQEs taken by a delivery */
+	KRWQ_STAT_RX_FULL,		/* posts refused: ring full */
+	KRWQ_STAT_RX_FLUSHED,		/* receive WRs completed as flushed */
+	KRWQ_STAT_SRQ_LIMIT,		/* SRQ limit events */
+	KRWQ_STAT_RNR_RETRIES,		/* RNR waits of RC senders */
+	KRWQ_STAT_CQ_OVERFLOWS,		/* completions lost to a full CQ */
+	KRWQ_STAT_LOOPBACK_BYTES,	/* payload bytes delivered */
+	KRWQ_STAT_MAX
+};
+
+struct krwq_stats {
+	u64 v[KRWQ_STAT_MAX];
+};
+
 struct krwq_dev {
 	struct ib_device ibdev;
 	unsigned int index;
@@ -75,7 +92,13 @@ struct krwq_dev {
 	u32 next_mr_index;
 	u32 next_qpn;
 	atomic_t n_qp, n_cq, n_srq, n_mr, n_pd, n_ah;
+	struct krwq_stats __percpu *stats;
 };
+
+static inline void krwq_count(struct krwq_dev *dev, enum krwq_stat s, u64 n)
+{
+	this_cpu_add(dev->stats->v[s], n);
+}
 
 struct krwq_ucontext {
 	struct ib_ucontext ibuc;
@@ -229,6 +252,12 @@ int krwq_dev_add(unsigned int index, struct krwq_dev **out);
 void krwq_dev_remove(struct krwq_dev *dev);
 void krwq_dev_gid(struct krwq_dev *dev, union ib_gid *gid);
 
+/* stats.c */
+struct rdma_hw_stats *krwq_alloc_hw_port_stats(struct ib_device *ibdev,
+					       u32 port);
+int krwq_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		      u32 port, int index);
+
 /* pd.c, ah.c */
 int krwq_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int krwq_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
@@ -303,6 +332,11 @@ void krwq_qp_event(struct krwq_qp *qp, enum ib_event_type type);
 void krwq_qp_fail(struct krwq_qp *qp);
 void krwq_srq_limit_event(struct krwq_srq *srq);
 void krwq_rq_flushed(void *ctx, unsigned long long wr_id);
+struct krwq_sink;
+int krwq_post_counted(struct krwq_dev *dev, struct krwq_rq *rq,
+		      const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr,
+		      const struct krwq_sink *sink);
 
 /* send.c */
 int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,

@@ -81,6 +81,7 @@ void krwq_rq_flushed(void *ctx, unsigned long long wr_id)
 		.qp = &qp->ibqp,
 	};
 
+	krwq_count(qp->dev, KRWQ_STAT_RX_FLUSHED, 1);
 	/* an overflow here is moot: the QP is in ERR already */
 	krwq_cq_enter(krwq_recv_cq(qp), &wc, false);
 }
@@ -502,5 +503,35 @@ int krwq_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	return krwq_rq_post(&qp->rq, wr, bad_wr, &sink);
+	return krwq_post_counted(qp->dev, &qp->rq, wr, bad_wr, &sink);
+}
+
+/**
+ * krwq_post_counted() - the core's post, counted in the device's stats.
+ * @dev: the device.
+ * @rq: the ring.
+ * @wr: the list of receive WRs.
+ * @bad_wr: set to the first WR not posted, on error.
+ * @sink: where WRs posted in ERR are flushed to, or NULL.
+ *
+ * Return: what krwq_rq_post() returned.
+ */
+int krwq_post_counted(struct krwq_dev *dev, struct krwq_rq *rq,
+		      const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr,
+		      const struct krwq_sink *sink)
+{
+	const struct ib_recv_wr *end = NULL;
+	u64 n = 0;
+	int ret;
+
+	ret = krwq_rq_post(rq, wr, bad_wr, sink);
+	if (ret)
+		end = *bad_wr;
+	for (; wr != end; wr = wr->next)
+		n++;
+	krwq_count(dev, KRWQ_STAT_RX_POSTED, n);
+	if (ret == -ENOMEM)
+		krwq_count(dev, KRWQ_STAT_RX_FULL, 1);
+	return ret;
 }

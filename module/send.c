@@ -286,6 +286,8 @@ static int krwq_take(struct krwq_qp *sqp, struct krwq_qp *dqp,
 
 	t->sg_list = sqp->r_sge;
 	ret = krwq_rq_take(krwq_dest_ring(dqp), t);
+	if (ret)
+		krwq_count(dqp->dev, KRWQ_STAT_RX_TAKEN, 1);
 	if (t->flags & KRWQ_TAKEN_LIMIT_REACHED)
 		krwq_srq_limit_event(dqp->srq);
 	if (ret < 0)
@@ -322,6 +324,8 @@ static bool krwq_fill_rwqe(struct krwq_qp *sqp, struct krwq_qp *dqp,
 	krwq_cursor_init(&dst, sqp->r_sge, t->num_sge, sqp->r_mrs);
 	ok = !krwq_write(&dst, grh, skip) && !krwq_copy(&dst, src, len);
 	krwq_put_mrs(sqp->r_mrs, t->num_sge);
+	if (ok)
+		krwq_count(dqp->dev, KRWQ_STAT_LOOPBACK_BYTES, len);
 	if (WARN_ON_ONCE(!ok)) {	/* lengths were checked above */
 		krwq_dest_error(dqp, t->wr_id, IB_WC_LOC_LEN_ERR);
 		*status = IB_WC_REM_INV_REQ_ERR;
@@ -421,6 +425,8 @@ static void krwq_exec_rdma(struct krwq_qp *sqp, struct krwq_qp *dqp,
 		ret = read ? krwq_copy(&local, &peer, w->length) :
 			     krwq_copy(&peer, &local, w->length);
 		krwq_mr_put(rmr);
+		if (!ret)
+			krwq_count(dqp->dev, KRWQ_STAT_LOOPBACK_BYTES, w->length);
 		if (WARN_ON_ONCE(ret)) {
 			o->status = IB_WC_LOC_LEN_ERR;
 			goto out;
@@ -598,6 +604,7 @@ void krwq_sq_progress_locked(struct krwq_qp *qp)
 			    qp->rnr_tries < qp->attr.rnr_retry) {
 				qp->rnr_tries++;
 				qp->rnr_waiting = true;
+				krwq_count(qp->dev, KRWQ_STAT_RNR_RETRIES, 1);
 				mod_timer(&qp->rnr_timer, jiffies +
 					  usecs_to_jiffies(krwq_rnr_usecs[o.min_rnr_timer]));
 				return;

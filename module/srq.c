@@ -30,6 +30,7 @@ static void krwq_srq_event_work(struct work_struct *work)
  */
 void krwq_srq_limit_event(struct krwq_srq *srq)
 {
+	krwq_count(to_kdev(srq->ibsrq.device), KRWQ_STAT_SRQ_LIMIT, 1);
 	queue_work(krwq_wq, &srq->event_work);
 }
 
@@ -152,5 +153,6 @@ int krwq_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 int krwq_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr)
 {
-	return krwq_rq_post(&to_ksrq(ibsrq)->rq, wr, bad_wr, NULL);
+	return krwq_post_counted(to_kdev(ibsrq->device), &to_ksrq(ibsrq)->rq,
+				 wr, bad_wr, NULL);
 }

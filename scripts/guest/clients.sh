@@ -67,6 +67,16 @@ for dev in "$@"; do
 	pair "$row" "$dev ib_send_lat" ib_send_lat -d "$dev" $x -n 1000
 	pair "$row" "$dev ib_write_bw" ib_write_bw -d "$dev" $x -n 1000
 	pair "$row" "$dev ib_read_bw" ib_read_bw -d "$dev" $x -n 1000
+	if [ "$dev" != rxe0 ]; then
+		# the device's counters moved with all that traffic
+		rdma statistic show link "$dev/1" > "$log" 2>&1
+		ok=0
+		for c in rx_posted rx_taken loopback_bytes; do
+			v=$(tr ' ' '\n' < "$log" | grep -A1 -x "$c" | tail -n 1)
+			[ -n "$v" ] && [ "$v" -gt 0 ] 2>/dev/null || ok=1
+		done
+		report $ok "$dev rdma statistic: rx_posted, rx_taken, loopback_bytes moved"
+	fi
 done
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
