@@ -6,9 +6,7 @@
 # project's test kernel (built once by scripts/test-kernel and cached in
 # ~/.cache/krwq); point it at /lib/modules/$(uname -r)/build for your own.
 
-ifneq ($(KERNELRELEASE),)
-include $(src)/Kbuild
-else
+# Kbuild reads the file named Kbuild, never this one.
 
 # Resolved only by the targets that need a kernel: the test kernel's tree
 # unless KDIR is given (scripts/test-kernel builds it once, then caches).
@@ -51,5 +49,3 @@ help:
 	@echo 'make host-test  the core on the host: GoogleTest under ASan+UBSan, TSan'
 	@echo 'make user       user/ programs (libibverbs) into build/user'
 	@echo 'make kernel     build (once) the cached test kernel'
-
-endif
