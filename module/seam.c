@@ -23,6 +23,7 @@ static_assert(KRWQ_EINVAL == EINVAL);
  * Return: the saved interrupt flags, for krwq_spin_unlock_irqrestore().
  */
 unsigned long krwq_spin_lock_irqsave(void *lock)
+	__acquires(lock)
 {
 	unsigned long flags;
 
@@ -36,6 +37,7 @@ unsigned long krwq_spin_lock_irqsave(void *lock)
  * @flags: what krwq_spin_lock_irqsave() returned.
  */
 void krwq_spin_unlock_irqrestore(void *lock, unsigned long flags)
+	__releases(lock)
 {
 	spin_unlock_irqrestore((spinlock_t *)lock, flags);
 }
