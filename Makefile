@@ -35,7 +35,7 @@ host-test: build/host-asan/rq_test build/host-tsan/rq_test
 	build/host-asan/rq_test
 	TSAN_OPTIONS=halt_on_error=1 build/host-tsan/rq_test
 
-include cxx-core/test/host.mk
+include kunit/host/host.mk
 
 clean:
 	rm -rf build generated

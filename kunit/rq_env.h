@@ -2,18 +2,16 @@
 /*
  * rq_env.h - what the shared receive-queue cases (rq_cases.c) need from
  * where they run: rq_suite.c inside the test kernel, or
- * cxx-core/test/host_seam.c on the host.
+ * kunit/host/host_seam.c on the host.
  */
 #ifndef KRWQ_RQ_ENV_H
 #define KRWQ_RQ_ENV_H
 
+#include <kunit/test.h>
 #include <linux/types.h>
 #include <rdma/ib_verbs.h>
 
 #include "krwq_core.h"
-
-struct kunit;
-struct kunit_case;
 
 /* The cases, for a KUnit suite or the host's GoogleTest registration. */
 extern struct kunit_case krwq_rq_cases[];

@@ -68,31 +68,6 @@ void rq_env_relax(void)
 	cond_resched();
 }
 
-u32 rq_env_slots(struct krwq_rq *rq)
-{
-	return rq->size;
-}
-
-u32 rq_env_cached_count(struct krwq_rq *rq)
-{
-	return READ_ONCE(rq->kwq->count);
-}
-
-u32 *rq_env_user_head(struct krwq_rq *rq)
-{
-	return rq->wq ? &rq->wq->head : NULL;
-}
-
-u32 *rq_env_user_tail(struct krwq_rq *rq)
-{
-	return rq->wq ? &rq->wq->tail : NULL;
-}
-
-void *rq_env_entry(struct krwq_rq *rq, u32 idx)
-{
-	return (char *)rq->kwq->curr_wq + (size_t)idx * rq->stride;
-}
-
 struct rq_env_thread {
 	void (*fn)(void *arg);
 	void *arg;

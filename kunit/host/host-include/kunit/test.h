@@ -2,7 +2,7 @@
 /*
  * Host stand-in for the part of KUnit the shared cases use, so that
  * kunit/rq_cases.c compiles unchanged on the host; the checks report to
- * GoogleTest (cxx-core/test/rq_test.cpp).  Like KUnit's, each operand is
+ * GoogleTest (kunit/host/rq_test.cpp).  Like KUnit's, each operand is
  * evaluated exactly once.
  */
 #ifndef KRWQ_HOST_KUNIT_TEST_H

@@ -10,7 +10,7 @@ HOST_CORE := receive_queue seam
 HOST_SAN_asan := -fsanitize=address,undefined -fno-sanitize-recover=all
 HOST_SAN_tsan := -fsanitize=thread
 
-HOST_CPPFLAGS := -I$(HOST_SRC)/cxx-core -I$(HOST_SRC)/cxx-core/test/host-include \
+HOST_CPPFLAGS := -I$(HOST_SRC)/cxx-core -I$(HOST_SRC)/kunit/host/host-include \
 	-I$(HOST_SRC)/module -I$(HOST_SRC)/kunit
 HOST_WARN := -Wall -Wextra -Werror -Wno-unused-parameter
 # The core on the host: the same freestanding rules as in the kernel.
@@ -19,7 +19,7 @@ HOST_CORE_FLAGS := -std=gnu++20 -ffreestanding -nostdinc++ -fno-exceptions -fno-
 
 # $(call host_rules,VARIANT)
 define host_rules
-build/host-$(1)/generated/krwq_layout.h: module/layout.c module/rq.h cxx-core/test/host-include/linux/kbuild.h
+build/host-$(1)/generated/krwq_layout.h: module/layout.c module/rq.h kunit/host/host-include/linux/kbuild.h
 	@mkdir -p $$(dir $$@)
 	$$(CC) $$(HOST_CPPFLAGS) -o build/host-$(1)/layout-gen $$<
 	{ echo '#ifndef KRWQ_GENERATED_LAYOUT_H'; echo '#define KRWQ_GENERATED_LAYOUT_H'; \
@@ -29,17 +29,20 @@ build/host-$(1)/%.o: cxx-core/%.cpp build/host-$(1)/generated/krwq_layout.h $(wi
 	$$(CXX) $$(HOST_CORE_FLAGS) $$(HOST_WARN) $$(HOST_SAN_$(1)) -I$(HOST_SRC)/cxx-core \
 		-Ibuild/host-$(1)/generated -c -o $$@ $$<
 
-build/host-$(1)/host_seam.o: cxx-core/test/host_seam.c module/rq.h kunit/rq_env.h
+build/host-$(1)/host_seam.o: kunit/host/host_seam.c module/rq.h kunit/rq_env.h
 	$$(CC) -std=gnu11 -O1 -g $$(HOST_WARN) $$(HOST_SAN_$(1)) $$(HOST_CPPFLAGS) -c -o $$@ $$<
 
 build/host-$(1)/rq_cases.o: kunit/rq_cases.c kunit/rq_env.h
 	$$(CC) -std=gnu11 -O1 -g $$(HOST_WARN) $$(HOST_SAN_$(1)) $$(HOST_CPPFLAGS) -c -o $$@ $$<
 
-build/host-$(1)/rq_test.o: cxx-core/test/rq_test.cpp kunit/rq_env.h cxx-core/test/host-include/kunit/test.h
+build/host-$(1)/rq_test.o: kunit/host/rq_test.cpp kunit/rq_env.h kunit/host/host-include/kunit/test.h
 	$$(CXX) -std=gnu++20 -O1 -g $$(HOST_WARN) $$(HOST_SAN_$(1)) $$(HOST_CPPFLAGS) -c -o $$@ $$<
 
+build/host-$(1)/rq_views.o: kunit/rq_views.c module/rq.h kunit/rq_env.h
+	$$(CC) -std=gnu11 -O1 -g $$(HOST_WARN) $$(HOST_SAN_$(1)) $$(HOST_CPPFLAGS) -c -o $$@ $$<
+
 build/host-$(1)/rq_test: $(HOST_CORE:%=build/host-$(1)/%.o) build/host-$(1)/host_seam.o \
-		build/host-$(1)/rq_cases.o build/host-$(1)/rq_test.o
+		build/host-$(1)/rq_cases.o build/host-$(1)/rq_views.o build/host-$(1)/rq_test.o
 	$$(CXX) $$(HOST_SAN_$(1)) -o $$@ $$^ -lgtest -pthread
 endef
 

@@ -104,28 +104,3 @@ void rq_env_relax(void)
 {
 	sched_yield();
 }
-
-u32 rq_env_slots(struct krwq_rq *rq)
-{
-	return rq->size;
-}
-
-u32 rq_env_cached_count(struct krwq_rq *rq)
-{
-	return __atomic_load_n(&rq->kwq->count, __ATOMIC_RELAXED);
-}
-
-u32 *rq_env_user_head(struct krwq_rq *rq)
-{
-	return rq->wq ? &rq->wq->head : NULL;
-}
-
-u32 *rq_env_user_tail(struct krwq_rq *rq)
-{
-	return rq->wq ? &rq->wq->tail : NULL;
-}
-
-void *rq_env_entry(struct krwq_rq *rq, u32 idx)
-{
-	return (char *)rq->kwq->curr_wq + (size_t)idx * rq->stride;
-}
