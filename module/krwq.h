@@ -292,7 +292,6 @@ struct krwq_sge_cursor {
 int krwq_copy(struct krwq_sge_cursor *dst, struct krwq_sge_cursor *src,
 	      u32 len);
 int krwq_write(struct krwq_sge_cursor *dst, const void *buf, u32 len);
-void *krwq_mr_kaddr(struct krwq_mr *mr, u64 addr, u32 *contig);
 
 /* cq.c */
 int krwq_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,

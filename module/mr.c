@@ -233,15 +233,11 @@ void krwq_mr_put(struct krwq_mr *mr)
 		complete(&mr->released);
 }
 
-/**
- * krwq_mr_kaddr() - kernel address of a byte of a region.
- * @mr: the region (referenced).
- * @addr: an address inside it.
- * @contig: set to how many bytes from there are contiguous.
- *
- * Return: the kernel virtual address.
+/*
+ * Kernel address of byte @addr of a referenced region; *@contig is set to
+ * how many bytes from there are contiguous.
  */
-void *krwq_mr_kaddr(struct krwq_mr *mr, u64 addr, u32 *contig)
+static void *krwq_mr_kaddr(struct krwq_mr *mr, u64 addr, u32 *contig)
 {
 	unsigned long off;
 

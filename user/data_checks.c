@@ -265,12 +265,8 @@ static bool rdma_post(struct run *r, struct pair *p, uint64_t wr_id,
 		.imm_data = htobe32(imm),
 		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
 	};
-	struct ibv_send_wr *bad = NULL;
-	int ret = ibv_post_send(p->qp[0], &wr, &bad);
 
-	if (ret)
-		return fail(r, "post_send(RDMA opcode %d): %s", op, strerror(ret));
-	return true;
+	return pair_post(r, p, &wr);
 }
 
 void t_rdma(struct run *r)

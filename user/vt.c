@@ -371,6 +371,24 @@ bool recv_slot(struct run *r, struct ibv_qp *qp, struct ibv_srq *srq,
 	return recv_post(r, qp, srq, wr_id, &s, 1);
 }
 
+bool pair_post(struct run *r, struct pair *p, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad = NULL;
+	int ret;
+
+	if (p->ah) {
+		wr->wr.ud.ah = p->ah;
+		wr->wr.ud.remote_qpn = p->qp[1]->qp_num;
+		wr->wr.ud.remote_qkey = UD_QKEY;
+	}
+	ret = ibv_post_send(p->qp[0], wr, &bad);
+	if (ret)
+		return fail(r, "post_send(opcode %d, %d SGEs) on QP %u: %s",
+			    wr->opcode, wr->num_sge, p->qp[0]->qp_num,
+			    strerror(ret));
+	return true;
+}
+
 bool pair_send(struct run *r, struct pair *p, uint64_t wr_id,
 	       enum ibv_wr_opcode op, struct ibv_sge *sg, int n, uint32_t imm)
 {
@@ -382,19 +400,8 @@ bool pair_send(struct run *r, struct pair *p, uint64_t wr_id,
 		.send_flags = IBV_SEND_SIGNALED,
 		.imm_data = htobe32(imm),
 	};
-	struct ibv_send_wr *bad = NULL;
-	int ret;
 
-	if (p->ah) {
-		wr.wr.ud.ah = p->ah;
-		wr.wr.ud.remote_qpn = p->qp[1]->qp_num;
-		wr.wr.ud.remote_qkey = UD_QKEY;
-	}
-	ret = ibv_post_send(p->qp[0], &wr, &bad);
-	if (ret)
-		return fail(r, "post_send(opcode %d, %d SGEs) on QP %u: %s", op, n,
-			    p->qp[0]->qp_num, strerror(ret));
-	return true;
+	return pair_post(r, p, &wr);
 }
 
 bool deliver(struct run *r, struct pair *p, uint64_t expect)

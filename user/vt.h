@@ -112,6 +112,8 @@ bool recv_post(struct run *r, struct ibv_qp *qp, struct ibv_srq *srq,
 /* One receive of SLOT bytes at slot (wr_id % 1024) of b. */
 bool recv_slot(struct run *r, struct ibv_qp *qp, struct ibv_srq *srq,
 	       uint64_t wr_id, struct buf *b);
+/* Posts @wr on qp[0] of the pair (UD: to qp[1] with UD_QKEY). */
+bool pair_post(struct run *r, struct pair *p, struct ibv_send_wr *wr);
 /* A signaled send WR from qp[0] of the pair (UD: to qp[1] with UD_QKEY). */
 bool pair_send(struct run *r, struct pair *p, uint64_t wr_id,
 	       enum ibv_wr_opcode op, struct ibv_sge *sg, int n,
