@@ -26,6 +26,7 @@
 #ifndef KRWQ_H
 #define KRWQ_H
 
+#include <linux/mutex.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/timer.h>
@@ -56,14 +57,34 @@
 #define KRWQ_QPN_MAX		(KRWQ_QPN_MIN + 8 * KRWQ_MAX_QP)
 #define KRWQ_UD_GRH_BYTES	40
 #define KRWQ_MTU		IB_MTU_4096
-/*
- * The uverbs ABI of rdma-core's ipathverbs provider this device speaks.
- * 1: every verb goes through the kernel (no ring is mapped).
- */
-#define KRWQ_UVERBS_ABI		1
 #define KRWQ_MTU_BYTES		4096
+/*
+ * A QP in ERR whose receive ring user space maps (ABI 2) is looked at this
+ * often: what user space posted since is completed as flushed, as a post
+ * through the kernel would be at once.
+ */
+#define KRWQ_UFLUSH_MS		10
 
 extern struct workqueue_struct *krwq_wq;
+
+/*
+ * The uverbs ABI of rdma-core's ipathverbs provider the devices speak
+ * (module parameter "abi", main.c):
+ *   1: every verb goes through the kernel; no ring is mapped.
+ *   2: user space maps its QP receive rings, SRQ rings and CQ rings, and
+ *      posts receives and polls completions without a system call.
+ */
+extern unsigned int krwq_abi;
+
+/*
+ * A user create call gets mapped rings when the device speaks ABI 2 and
+ * the caller left room for the ring's offset after the core's response
+ * (a caller that did not gets kernel rings, as with ABI 1).
+ */
+static inline bool krwq_wants_mapped_ring(struct ib_udata *udata)
+{
+	return krwq_abi >= 2 && udata && udata->outlen >= sizeof(u64);
+}
 
 /* Per-device counters (stats.c), shown by `rdma statistic`. */
 enum krwq_stat {
@@ -130,13 +151,26 @@ struct krwq_mr {
 	struct rcu_head rcu;
 };
 
+/*
+ * struct krwq_cq_uring - a completion ring user space maps (ABI 2), in the
+ * layout of rdma-core's ipathverbs provider: the kernel writes entries at
+ * @head, user space polls from @tail; both wrap at cqe + 1 slots.
+ */
+struct krwq_cq_uring {
+	u32 head;	/* written by the kernel only (release) */
+	u32 tail;	/* written by user space: untrusted (acquire) */
+	struct ib_uverbs_wc queue[];
+};
+
 struct krwq_cq {
 	struct ib_cq ibcq;
 	spinlock_t lock;
-	struct ib_wc *ring;	/* slots = cqe + 1 */
+	struct ib_wc *ring;	/* kernel ring, slots = cqe + 1; or NULL */
+	struct krwq_cq_uring *uring;	/* user-mapped ring (ABI 2); or NULL */
+	struct rdma_user_mmap_entry *mmap;	/* uring's */
 	u32 slots;
-	u32 head;		/* next to fill */
-	u32 tail;		/* next to poll */
+	u32 head;		/* next to fill (the kernel's own, for both) */
+	u32 tail;		/* next to poll (kernel ring only) */
 	u8 notify;		/* 0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP */
 	bool overflowed;
 	bool dying;		/* no more notify_work: the CQ is going away */
@@ -147,6 +181,8 @@ struct krwq_cq {
 struct krwq_srq {
 	struct ib_srq ibsrq;
 	struct krwq_rq rq;
+	struct mutex resize_mutex;	/* serialises resizes of a mapped ring */
+	struct rdma_user_mmap_entry *mmap;	/* rq is user-mapped (ABI 2) */
 	struct work_struct event_work;	/* IB_EVENT_SRQ_LIMIT_REACHED */
 };
 
@@ -171,6 +207,7 @@ struct krwq_qp {
 	struct krwq_dev *dev;
 	struct krwq_srq *srq;
 	struct krwq_rq rq;	/* unused (kwq NULL) with an SRQ */
+	struct rdma_user_mmap_entry *rq_mmap;	/* rq is user-mapped (ABI 2) */
 
 	spinlock_t s_lock;
 	spinlock_t r_lock;
@@ -200,6 +237,7 @@ struct krwq_qp {
 	bool err_pending;		/* err_work is due; under r_lock */
 	unsigned long events;		/* bits of pending ib_event_type */
 	struct work_struct event_work;	/* delivers them */
+	struct delayed_work uflush_work; /* ERR + mapped ring: flush new posts */
 };
 
 static inline struct krwq_dev *to_kdev(struct ib_device *ibdev)
@@ -246,6 +284,14 @@ static inline struct krwq_cq *krwq_recv_cq(struct krwq_qp *qp)
 {
 	return to_kcq(qp->ibqp.recv_cq);
 }
+
+/* mmap.c */
+struct rdma_user_mmap_entry *krwq_mmap_insert(struct ib_udata *udata,
+					      void *ring, size_t bytes,
+					      u64 *offset);
+void krwq_mmap_remove(struct rdma_user_mmap_entry *entry);
+int krwq_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+void krwq_mmap_free(struct rdma_user_mmap_entry *entry);
 
 /* device.c */
 int krwq_dev_add(unsigned int index, struct krwq_dev **out);

@@ -86,6 +86,30 @@ void krwq_rq_flushed(void *ctx, unsigned long long wr_id)
 	krwq_cq_enter(krwq_recv_cq(qp), &wc, false);
 }
 
+/*
+ * Posts to a mapped ring never enter the kernel, so nothing would flush
+ * what user space posts after the QP went to ERR (rdmavt leaves such WRs
+ * in the ring for good, and a drain that waits for its marker WR hangs).
+ * While the QP stays in ERR this work flushes them every KRWQ_UFLUSH_MS.
+ */
+static void krwq_qp_uflush_work(struct work_struct *work)
+{
+	struct krwq_qp *qp = container_of(to_delayed_work(work),
+					  struct krwq_qp, uflush_work);
+	struct krwq_sink sink = { .flushed = krwq_rq_flushed, .ctx = qp };
+	unsigned long flags;
+	bool in_err;
+
+	spin_lock_irqsave(&qp->r_lock, flags);
+	in_err = qp->state == IB_QPS_ERR;
+	if (in_err)
+		krwq_rq_set_state(&qp->rq, KRWQ_RQ_FLUSH, &sink);
+	spin_unlock_irqrestore(&qp->r_lock, flags);
+	if (in_err)
+		queue_delayed_work(krwq_wq, &qp->uflush_work,
+				   msecs_to_jiffies(KRWQ_UFLUSH_MS));
+}
+
 /**
  * krwq_qp_error_locked() - move a QP to ERR: flush its send queue, then
  * its receive queue in posting order (or report the last WQE for a QP on
@@ -107,6 +131,9 @@ void krwq_qp_error_locked(struct krwq_qp *qp)
 		krwq_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	else
 		krwq_rq_set_state(&qp->rq, KRWQ_RQ_FLUSH, &sink);
+	if (qp->rq_mmap)
+		queue_delayed_work(krwq_wq, &qp->uflush_work,
+				   msecs_to_jiffies(KRWQ_UFLUSH_MS));
 	spin_unlock(&qp->r_lock);
 }
 
@@ -157,11 +184,13 @@ static int krwq_check_caps(struct ib_qp_init_attr *init)
  * krwq_create_qp() - ib_device_ops.create_qp: RC, UC or UD.
  * @ibqp: allocated by the RDMA core.
  * @init: CQs, SRQ, capacities and signalling.
- * @udata: user data (none is exchanged with ABI 1).
+ * @udata: user data: with ABI 2, where the receive ring's mmap offset
+ *         goes (0 for a QP on an SRQ).
  *
  * Return: 0, -EOPNOTSUPP for other QP types, -EINVAL for capacities over
  * the device limits (including any inline data or create flags),
- * -ENOMEM past max_qp or when memory runs out.
+ * -ENOMEM past max_qp or when memory runs out, -EFAULT if the offset
+ * cannot be copied out.
  */
 int krwq_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		   struct ib_udata *udata)
@@ -191,6 +220,7 @@ int krwq_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	INIT_WORK(&qp->send_work, krwq_send_work);
 	INIT_WORK(&qp->err_work, krwq_qp_err_work);
 	INIT_WORK(&qp->event_work, krwq_qp_event_work);
+	INIT_DELAYED_WORK(&qp->uflush_work, krwq_qp_uflush_work);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->max_send_sge = init->cap.max_send_sge;
@@ -203,9 +233,22 @@ int krwq_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 
 	if (init->srq) {
+		u64 no_ring = 0;
+
 		qp->srq = to_ksrq(init->srq);
 		init->cap.max_recv_wr = 0;
 		init->cap.max_recv_sge = 0;
+		if (krwq_wants_mapped_ring(udata)) {
+			ret = ib_copy_to_udata(udata, &no_ring, sizeof(no_ring));
+			if (ret)
+				goto err_sq;
+		}
+	} else if (krwq_wants_mapped_ring(udata)) {
+		ret = krwq_rq_alloc_mapped(&qp->rq, init->cap.max_recv_wr,
+					   init->cap.max_recv_sge, udata,
+					   &qp->rq_mmap);
+		if (ret)
+			goto err_sq;
 	} else {
 		ret = krwq_rq_alloc(&qp->rq, init->cap.max_recv_wr,
 				    init->cap.max_recv_sge, 0, NUMA_NO_NODE);
@@ -231,6 +274,7 @@ int krwq_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	return 0;
 
 err_rq:
+	krwq_mmap_remove(qp->rq_mmap);
 	krwq_rq_free(&qp->rq);
 err_sq:
 	kvfree(qp->sq);
@@ -472,10 +516,12 @@ int krwq_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	cancel_work_sync(&qp->send_work);
 	cancel_work_sync(&qp->err_work);
 	cancel_work_sync(&qp->event_work);
+	cancel_delayed_work_sync(&qp->uflush_work);	/* RESET: no re-arm */
 	/* completions that name this QP would point at freed memory */
 	krwq_cq_clean(krwq_send_cq(qp), ibqp);
 	krwq_cq_clean(krwq_recv_cq(qp), ibqp);
 
+	krwq_mmap_remove(qp->rq_mmap);	/* a mapping keeps its pages */
 	krwq_rq_free(&qp->rq);
 	kvfree(qp->sq);
 	atomic_dec(&dev->n_qp);
