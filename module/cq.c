@@ -54,7 +54,7 @@ static size_t krwq_cq_uring_bytes(u32 slots)
  */
 static bool krwq_cq_tail(const struct krwq_cq *cq, u32 *tail)
 {
-	if (!cq->uring) {
+	if (!cq->mapped) {
 		*tail = cq->tail;
 		return true;
 	}
@@ -80,7 +80,8 @@ static struct krwq_cq_uring *krwq_cq_uring_alloc(struct ib_udata *udata,
 	u64 offset;
 	int ret;
 
-	uring = vmalloc_user(bytes);
+	*entry = NULL;
+	uring = krwq_ring_alloc(bytes);
 	if (!uring)
 		return ERR_PTR(-ENOMEM);
 	*entry = krwq_mmap_insert(udata, uring, bytes, &offset);
@@ -95,6 +96,7 @@ static struct krwq_cq_uring *krwq_cq_uring_alloc(struct ib_udata *udata,
 
 err_remove:
 	krwq_mmap_remove(*entry);
+	*entry = NULL;
 err_free:
 	vfree(uring);
 	return ERR_PTR(ret);
@@ -123,7 +125,8 @@ int krwq_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	if (atomic_inc_return(&dev->n_cq) > KRWQ_MAX_CQ)
 		goto err_count;
 	cq->slots = attr->cqe + 1;
-	if (krwq_wants_mapped_ring(udata)) {
+	cq->mapped = krwq_wants_mapped_ring(udata);
+	if (cq->mapped) {
 		cq->uring = krwq_cq_uring_alloc(udata, cq->slots, &cq->mmap);
 		if (IS_ERR(cq->uring)) {
 			ret = PTR_ERR(cq->uring);
@@ -181,7 +184,7 @@ void krwq_cq_clean(struct krwq_cq *cq, struct ib_qp *ibqp)
 	unsigned long flags;
 	u32 from, to;
 
-	if (cq->uring)
+	if (cq->mapped)
 		return;
 	spin_lock_irqsave(&cq->lock, flags);
 	for (from = to = cq->tail; from != cq->head;
@@ -268,7 +271,7 @@ int krwq_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
 	struct krwq_cq *cq = to_kcq(ibcq);
 	struct rdma_user_mmap_entry *entry = NULL;
-	bool mapped = cq->uring;
+	bool mapped = cq->mapped;
 	void *new, *old;
 	unsigned long flags;
 	int ret;
@@ -322,7 +325,7 @@ int krwq_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc)
 	unsigned long flags;
 	int i;
 
-	if (cq->uring)
+	if (cq->mapped)
 		return -EINVAL;
 	spin_lock_irqsave(&cq->lock, flags);
 	for (i = 0; i < n && cq->tail != cq->head; i++) {
@@ -409,7 +412,7 @@ bool krwq_cq_enter(struct krwq_cq *cq, const struct ib_wc *wc, bool solicited)
 		spin_unlock_irqrestore(&cq->lock, flags);
 		return false;
 	}
-	if (cq->uring) {
+	if (cq->mapped) {
 		krwq_uverbs_wc(&cq->uring->queue[cq->head], wc);
 		/* the entry before the index: pairs with user space's acquire */
 		smp_store_release(&cq->uring->head, next);

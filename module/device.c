@@ -226,6 +226,8 @@ int krwq_dev_add(unsigned int index, struct krwq_dev **out)
 	dev->index = index;
 	dev->lid = index + 1;
 	dev->node_guid = cpu_to_be64(KRWQ_GUID_BASE + ((u64)index << 16));
+	spin_lock_init(&dev->uflush_lock);
+	dev->uflush_stamp = jiffies;
 	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->mrs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 

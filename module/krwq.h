@@ -22,6 +22,11 @@
  * destination must do under its own s_lock (go to ERR after a responder
  * error) is handed to its err_work.  Completion handlers and asynchronous
  * event handlers run from work items, never under a krwq lock.
+ *
+ * Two sleeping locks sit outside all of these: an SRQ's resize_mutex is
+ * taken before its ring locks, and a mapped ring's entry mutex (mmap.c)
+ * is taken only under the mm's mmap_lock, around no other krwq lock.
+ * dev->uflush_lock is a leaf, taken with no other krwq lock held.
  */
 #ifndef KRWQ_H
 #define KRWQ_H
@@ -59,11 +64,18 @@
 #define KRWQ_MTU		IB_MTU_4096
 #define KRWQ_MTU_BYTES		4096
 /*
- * A QP in ERR whose receive ring user space maps (ABI 2) is looked at this
- * often: what user space posted since is completed as flushed, as a post
- * through the kernel would be at once.
+ * A QP in ERR whose receive ring user space maps (ABI 2) is looked at
+ * every KRWQ_UFLUSH_MS, backing off to KRWQ_UFLUSH_MAX_MS while it finds
+ * nothing: what user space posted since completes as flushed, as a post
+ * through the kernel would at once.  One look flushes at most
+ * KRWQ_UFLUSH_BATCH WRs, and a device at most KRWQ_UFLUSH_RATE a second,
+ * so a process that keeps scribbling heads costs the kernel a bounded
+ * amount of time.
  */
 #define KRWQ_UFLUSH_MS		10
+#define KRWQ_UFLUSH_MAX_MS	1000
+#define KRWQ_UFLUSH_BATCH	256
+#define KRWQ_UFLUSH_RATE	65536
 
 extern struct workqueue_struct *krwq_wq;
 
@@ -113,6 +125,9 @@ struct krwq_dev {
 	u32 next_mr_index;
 	u32 next_qpn;
 	atomic_t n_qp, n_cq, n_srq, n_mr, n_pd, n_ah;
+	spinlock_t uflush_lock;		/* the re-flush budget: */
+	unsigned long uflush_stamp;	/* jiffies of the last refill */
+	u32 uflush_tokens;		/* WRs it may still flush */
 	struct krwq_stats __percpu *stats;
 };
 
@@ -168,6 +183,7 @@ struct krwq_cq {
 	struct ib_wc *ring;	/* kernel ring, slots = cqe + 1; or NULL */
 	struct krwq_cq_uring *uring;	/* user-mapped ring (ABI 2); or NULL */
 	struct rdma_user_mmap_entry *mmap;	/* uring's */
+	bool mapped;		/* uring, not ring; set at create */
 	u32 slots;
 	u32 head;		/* next to fill (the kernel's own, for both) */
 	u32 tail;		/* next to poll (kernel ring only) */
@@ -182,7 +198,8 @@ struct krwq_srq {
 	struct ib_srq ibsrq;
 	struct krwq_rq rq;
 	struct mutex resize_mutex;	/* serialises resizes of a mapped ring */
-	struct rdma_user_mmap_entry *mmap;	/* rq is user-mapped (ABI 2) */
+	struct rdma_user_mmap_entry *mmap;	/* rq's; under resize_mutex */
+	bool mapped;		/* rq is user-mapped (ABI 2); set at create */
 	struct work_struct event_work;	/* IB_EVENT_SRQ_LIMIT_REACHED */
 };
 
@@ -238,6 +255,7 @@ struct krwq_qp {
 	unsigned long events;		/* bits of pending ib_event_type */
 	struct work_struct event_work;	/* delivers them */
 	struct delayed_work uflush_work; /* ERR + mapped ring: flush new posts */
+	unsigned int uflush_ms;		/* its current period; under r_lock */
 };
 
 static inline struct krwq_dev *to_kdev(struct ib_device *ibdev)
@@ -286,6 +304,7 @@ static inline struct krwq_cq *krwq_recv_cq(struct krwq_qp *qp)
 }
 
 /* mmap.c */
+void *krwq_ring_alloc(size_t bytes);
 struct rdma_user_mmap_entry *krwq_mmap_insert(struct ib_udata *udata,
 					      void *ring, size_t bytes,
 					      u64 *offset);

@@ -3,7 +3,8 @@
  * mmap.c - rings that user space maps (uverbs ABI 2).
  *
  * A QP's receive ring, an SRQ's ring and a CQ's completion ring are
- * vmalloc_user() memory that the object owns.  Each one a user context
+ * krwq_ring_alloc() memory (zeroed vmalloc pages, charged to the caller's
+ * memory cgroup) that the object owns.  Each one a user context
  * may map gets an rdma_user_mmap_entry; its offset goes back in the
  * create (or resize) response and rdma-core's ipathverbs provider passes
  * it to mmap() on the uverbs file.
@@ -29,13 +30,27 @@
  * struct krwq_mmap_entry - one ring a user context may map.
  * @rdma: the RDMA core's entry (offset, size, reference count).
  * @lock: serialises mapping against krwq_mmap_remove().
- * @ring: the vmalloc_user() memory; NULL once revoked.
+ * @ring: the krwq_ring_alloc() memory; NULL once revoked.
  */
 struct krwq_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
 	struct mutex lock;
 	void *ring;
 };
+
+/**
+ * krwq_ring_alloc() - memory for a ring user space may map.
+ * @bytes: its size; whole pages are allocated.
+ *
+ * Unlike vmalloc_user(), the pages are charged to the memory cgroup of
+ * the caller, like every other allocation of its objects.
+ *
+ * Return: zeroed memory for vfree(), or NULL.
+ */
+void *krwq_ring_alloc(size_t bytes)
+{
+	return __vmalloc(bytes, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+}
 
 static struct krwq_mmap_entry *to_kentry(struct rdma_user_mmap_entry *e)
 {
@@ -45,7 +60,7 @@ static struct krwq_mmap_entry *to_kentry(struct rdma_user_mmap_entry *e)
 /**
  * krwq_mmap_insert() - let the user context of @udata map @ring.
  * @udata: the create or resize call's user data.
- * @ring: vmalloc_user() memory, owned by the caller.
+ * @ring: krwq_ring_alloc() memory, owned by the caller.
  * @bytes: its size (the mapping must be this size rounded up to pages).
  * @offset: where to tell user space to map it.
  *
@@ -97,6 +112,22 @@ void krwq_mmap_remove(struct rdma_user_mmap_entry *entry)
 	rdma_user_mmap_entry_remove(entry);
 }
 
+/* Inserts every page of @ring; each holds a reference for the VMA. */
+static int krwq_map_pages(struct vm_area_struct *vma, void *ring)
+{
+	unsigned long off, len = vma->vm_end - vma->vm_start;
+	int ret;
+
+	for (off = 0; off < len; off += PAGE_SIZE) {
+		ret = vm_insert_page(vma, vma->vm_start + off,
+				     vmalloc_to_page(ring + off));
+		if (ret)
+			return ret;
+	}
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	return 0;
+}
+
 /**
  * krwq_mmap() - ib_device_ops.mmap: map a ring by the offset a create or
  * resize response gave.
@@ -112,7 +143,11 @@ int krwq_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	struct krwq_mmap_entry *e;
 	int ret;
 
-	/* checks the offset and that the size is exactly the entry's */
+	/*
+	 * The RDMA core checks the offset, that the size is exactly the
+	 * entry's and that the mapping is shared (a private copy would
+	 * never see the kernel's writes).
+	 */
 	entry = rdma_user_mmap_entry_get(uctx, vma);
 	if (!entry)
 		return -EINVAL;
@@ -121,13 +156,9 @@ int krwq_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 		ret = -EPERM;
 		goto out;
 	}
-	if (!(vma->vm_flags & VM_SHARED)) {
-		ret = -EINVAL;	/* a private copy would never see the kernel */
-		goto out;
-	}
-	vma->vm_flags &= ~VM_MAYEXEC;
+	vma->vm_flags &= ~VM_MAYEXEC;	/* nor later, by mprotect() */
 	mutex_lock(&e->lock);
-	ret = e->ring ? remap_vmalloc_range(vma, e->ring, 0) : -EINVAL;
+	ret = e->ring ? krwq_map_pages(vma, e->ring) : -EINVAL;
 	mutex_unlock(&e->lock);
 out:
 	rdma_user_mmap_entry_put(entry);

@@ -87,27 +87,63 @@ void krwq_rq_flushed(void *ctx, unsigned long long wr_id)
 }
 
 /*
+ * How many WRs a device's ERR re-flush may complete now (see krwq.h):
+ * tokens accrue at KRWQ_UFLUSH_RATE a second, up to a tenth of that.
+ */
+static u32 krwq_uflush_budget(struct krwq_dev *dev, u32 want)
+{
+	unsigned long now = jiffies, elapsed;
+	u32 grant;
+
+	spin_lock(&dev->uflush_lock);
+	elapsed = min(now - dev->uflush_stamp, (unsigned long)HZ);
+	dev->uflush_tokens = min_t(u64, KRWQ_UFLUSH_RATE / 10,
+				   dev->uflush_tokens +
+				   (u64)elapsed * KRWQ_UFLUSH_RATE / HZ);
+	dev->uflush_stamp = now;
+	grant = min(want, dev->uflush_tokens);
+	spin_unlock(&dev->uflush_lock);
+	return grant;
+}
+
+static void krwq_uflush_spend(struct krwq_dev *dev, u32 n)
+{
+	spin_lock(&dev->uflush_lock);
+	dev->uflush_tokens -= min(n, dev->uflush_tokens);
+	spin_unlock(&dev->uflush_lock);
+}
+
+/*
  * Posts to a mapped ring never enter the kernel, so nothing would flush
  * what user space posts after the QP went to ERR (rdmavt leaves such WRs
  * in the ring for good, and a drain that waits for its marker WR hangs).
- * While the QP stays in ERR this work flushes them every KRWQ_UFLUSH_MS.
+ * While the QP stays in ERR this work flushes them, within the limits of
+ * krwq.h, on the unbound system workqueue at normal priority.
  */
 static void krwq_qp_uflush_work(struct work_struct *work)
 {
 	struct krwq_qp *qp = container_of(to_delayed_work(work),
 					  struct krwq_qp, uflush_work);
 	struct krwq_sink sink = { .flushed = krwq_rq_flushed, .ctx = qp };
-	unsigned long flags;
-	bool in_err;
+	u32 grant = krwq_uflush_budget(qp->dev, KRWQ_UFLUSH_BATCH), n = 0;
+	unsigned long flags, delay = 0;
 
 	spin_lock_irqsave(&qp->r_lock, flags);
-	in_err = qp->state == IB_QPS_ERR;
-	if (in_err)
-		krwq_rq_set_state(&qp->rq, KRWQ_RQ_FLUSH, &sink);
+	if (qp->state == IB_QPS_ERR) {
+		if (grant)
+			n = krwq_rq_flush(&qp->rq, grant, &sink);
+		/* found nothing: look less often; else (or out of budget) soon */
+		if (grant && !n)
+			qp->uflush_ms = min(2 * qp->uflush_ms,
+					    (unsigned int)KRWQ_UFLUSH_MAX_MS);
+		else
+			qp->uflush_ms = KRWQ_UFLUSH_MS;
+		delay = msecs_to_jiffies(qp->uflush_ms);
+	}
 	spin_unlock_irqrestore(&qp->r_lock, flags);
-	if (in_err)
-		queue_delayed_work(krwq_wq, &qp->uflush_work,
-				   msecs_to_jiffies(KRWQ_UFLUSH_MS));
+	krwq_uflush_spend(qp->dev, n);
+	if (delay)
+		queue_delayed_work(system_unbound_wq, &qp->uflush_work, delay);
 }
 
 /**
@@ -131,9 +167,11 @@ void krwq_qp_error_locked(struct krwq_qp *qp)
 		krwq_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	else
 		krwq_rq_set_state(&qp->rq, KRWQ_RQ_FLUSH, &sink);
-	if (qp->rq_mmap)
-		queue_delayed_work(krwq_wq, &qp->uflush_work,
+	if (qp->rq_mmap) {
+		qp->uflush_ms = KRWQ_UFLUSH_MS;
+		queue_delayed_work(system_unbound_wq, &qp->uflush_work,
 				   msecs_to_jiffies(KRWQ_UFLUSH_MS));
+	}
 	spin_unlock(&qp->r_lock);
 }
 

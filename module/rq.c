@@ -14,7 +14,8 @@
  *    while the struct krwq_krwq that holds the locks stays where it is
  *    (a poster spinning on p_lock during a resize still holds a valid lock);
  *  - a user-mapped ring (uverbs ABI 2): a struct krwq_rwq from
- *    vmalloc_user(), indices and entries together, which user space maps.
+ *    krwq_ring_alloc(), indices and entries together, which user space
+ *    maps.
  */
 #include <linux/vmalloc.h>
 #include <linux/mm.h>
@@ -86,7 +87,7 @@ static size_t krwq_rwq_bytes(const struct krwq_geometry *geo)
 
 static struct krwq_rwq *krwq_rwq_alloc(const struct krwq_geometry *geo)
 {
-	return vmalloc_user(krwq_rwq_bytes(geo));
+	return krwq_ring_alloc(krwq_rwq_bytes(geo));
 }
 
 /**

@@ -62,7 +62,8 @@ int krwq_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		ret = -ENOMEM;
 		goto err_count;
 	}
-	if (krwq_wants_mapped_ring(udata))
+	srq->mapped = krwq_wants_mapped_ring(udata);
+	if (srq->mapped)
 		ret = krwq_rq_alloc_mapped(&srq->rq, a->max_wr, a->max_sge,
 					   udata, &srq->mmap);
 	else
@@ -103,34 +104,32 @@ static int krwq_srq_resize_mapped(struct krwq_srq *srq, u32 max_wr,
 	ret = ib_copy_from_udata(&offset_addr, udata, sizeof(offset_addr));
 	if (ret)
 		return ret;
+	/* one resize at a time: the ring and its entry change together */
+	mutex_lock(&srq->resize_mutex);
 	ring = krwq_rq_storage_alloc(&srq->rq, max_wr, &bytes);
-	if (!ring)
-		return -ENOMEM;
+	if (!ring) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	entry = krwq_mmap_insert(udata, ring, bytes, &offset);
 	if (IS_ERR(entry)) {
 		ret = PTR_ERR(entry);
-		goto err_free;
+		krwq_rq_storage_free(&srq->rq, ring);
+		goto out;
 	}
 	if (copy_to_user(u64_to_user_ptr(offset_addr), &offset,
-			 sizeof(offset))) {
+			 sizeof(offset)))
 		ret = -EFAULT;
-		goto err_remove;
-	}
-	mutex_lock(&srq->resize_mutex);
-	ret = krwq_rq_resize(&srq->rq, ring, max_wr, limit, &old);
+	else
+		ret = krwq_rq_resize(&srq->rq, ring, max_wr, limit, &old);
 	if (!ret)
-		swap(srq->mmap, entry);
-	mutex_unlock(&srq->resize_mutex);
-	if (ret)
-		goto err_remove;
-	krwq_mmap_remove(entry);	/* the old ring's */
-	krwq_rq_storage_free(&srq->rq, old);
-	return 0;
-
-err_remove:
+		swap(srq->mmap, entry);	/* entry is now the old ring's */
+	else
+		old = ring;
 	krwq_mmap_remove(entry);
-err_free:
-	krwq_rq_storage_free(&srq->rq, ring);
+	krwq_rq_storage_free(&srq->rq, old);
+out:
+	mutex_unlock(&srq->resize_mutex);
 	return ret;
 }
 
@@ -165,7 +164,7 @@ int krwq_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	if ((mask & IB_SRQ_LIMIT) && attr->srq_limit > max_wr)
 		return -EINVAL;
 	/* both at once: the new limit is checked against the new size */
-	if ((mask & IB_SRQ_MAX_WR) && srq->mmap)
+	if ((mask & IB_SRQ_MAX_WR) && srq->mapped)
 		return krwq_srq_resize_mapped(srq, max_wr, mask & IB_SRQ_LIMIT ?
 					      &attr->srq_limit : NULL, udata);
 	if (mask & IB_SRQ_MAX_WR)
