@@ -65,7 +65,7 @@ static const struct group groups[] = {
 		"a full RQ whose ring wrapped: ENOMEM, then ERR flushes every WR in order (FLUSH_ERR, RECV, wr_id, qp_num)",
 	} },
 	{ "rq ERR", t_rq_post_in_err, {
-		"post_recv in ERR completes each WR at once with IBV_WC_WR_FLUSH_ERR, nothing stays queued",
+		"post_recv in ERR completes each WR with IBV_WC_WR_FLUSH_ERR (at once with ABI 1, by the kernel's re-flush of mapped rings with ABI 2), nothing stays queued",
 	} },
 	{ "rq reuse", t_rq_reuse, {
 		"ERR, RESET, INIT, RTR, RTS: a send takes the receive posted since, not a stale one",
