@@ -15,57 +15,133 @@
  * RDMA core's object counts, raw uverbs commands) are here too.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
+#include <linux/netlink.h>
 #include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_netlink.h>
 
 #include "hostile.h"
 
 /* --- the RDMA core's object counts --------------------------------------- */
 
-bool res_read(const char *dev, struct res *r)
+/*
+ * What `rdma resource show DEV` prints, asked for directly over the RDMA
+ * netlink socket (RDMA_NLDEV_CMD_RES_GET, as a dump of every device): a
+ * process per question costs seconds under TCG.
+ */
+static void res_take(struct res *r, const char *name, uint64_t v)
 {
-	char cmd[128], line[512], *tok, *save = NULL;
-	bool found = false;
-	FILE *f;
+	static const struct { const char *name; size_t off; } f[] = {
+		{ "pd", offsetof(struct res, pd) },
+		{ "cq", offsetof(struct res, cq) },
+		{ "qp", offsetof(struct res, qp) },
+		{ "mr", offsetof(struct res, mr) },
+		{ "srq", offsetof(struct res, srq) },
+		{ "ctx", offsetof(struct res, ctx) },
+	};
+	size_t i;
 
-	memset(r, 0, sizeof(*r));
-	snprintf(cmd, sizeof(cmd), "rdma resource show %s 2>/dev/null", dev);
-	f = popen(cmd, "r");
-	if (!f)
-		return false;
-	while (fgets(line, sizeof(line), f)) {
-		long *slot = NULL;
+	for (i = 0; i < ARRAY_SIZE(f); i++)
+		if (!strcmp(name, f[i].name))
+			*(long *)((char *)r + f[i].off) = (long)v;
+}
 
-		for (tok = strtok_r(line, " \n", &save); tok;
-		     tok = strtok_r(NULL, " \n", &save)) {
-			if (slot) {
-				*slot = strtol(tok, NULL, 10);
-				slot = NULL;
-				continue;
+#define NLA_FOR(a, start, len)						\
+	for (a = (struct nlattr *)(start);				\
+	     (char *)a + NLA_HDRLEN <= (char *)(start) + (len) &&	\
+	     a->nla_len >= NLA_HDRLEN &&				\
+	     (char *)a + a->nla_len <= (char *)(start) + (len);		\
+	     a = (struct nlattr *)((char *)a + NLA_ALIGN(a->nla_len)))
+
+static void res_parse(struct res *r, const char *dev, struct nlmsghdr *h)
+{
+	struct nlattr *a, *e, *x;
+	const char *name = NULL;
+	int len = h->nlmsg_len - NLMSG_HDRLEN;
+	struct res got = { 0 };
+
+	NLA_FOR(a, NLMSG_DATA(h), len) {
+		int t = a->nla_type & NLA_TYPE_MASK;
+
+		if (t == RDMA_NLDEV_ATTR_DEV_NAME)
+			name = (const char *)a + NLA_HDRLEN;
+		if (t != RDMA_NLDEV_ATTR_RES_SUMMARY)
+			continue;
+		NLA_FOR(e, (char *)a + NLA_HDRLEN, a->nla_len - NLA_HDRLEN) {
+			const char *en = NULL;
+			uint64_t v = 0;
+			bool have = false;
+
+			NLA_FOR(x, (char *)e + NLA_HDRLEN, e->nla_len - NLA_HDRLEN) {
+				int xt = x->nla_type & NLA_TYPE_MASK;
+
+				if (xt == RDMA_NLDEV_ATTR_RES_SUMMARY_ENTRY_NAME)
+					en = (const char *)x + NLA_HDRLEN;
+				if (xt == RDMA_NLDEV_ATTR_RES_SUMMARY_ENTRY_CURR &&
+				    x->nla_len >= NLA_HDRLEN + 8) {
+					memcpy(&v, (char *)x + NLA_HDRLEN, 8);
+					have = true;
+				}
 			}
-			if (!strcmp(tok, "pd"))
-				slot = &r->pd;
-			else if (!strcmp(tok, "cq"))
-				slot = &r->cq;
-			else if (!strcmp(tok, "qp"))
-				slot = &r->qp;
-			else if (!strcmp(tok, "mr"))
-				slot = &r->mr;
-			else if (!strcmp(tok, "srq"))
-				slot = &r->srq;
-			else if (!strcmp(tok, "ctx"))
-				slot = &r->ctx;
-			if (slot)
-				found = true;
+			if (en && have) {
+				res_take(&got, en, v);
+				got.ok = true;
+			}
 		}
 	}
-	pclose(f);
-	r->ok = found;
-	return found;
+	if (name && !strcmp(name, dev) && got.ok)
+		*r = got;
+}
+
+bool res_read(const char *dev, struct res *r)
+{
+	struct {
+		struct nlmsghdr h;
+	} req = {
+		.h = {
+			.nlmsg_len = NLMSG_LENGTH(0),
+			.nlmsg_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV,
+						       RDMA_NLDEV_CMD_RES_GET),
+			.nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+			.nlmsg_seq = 1,
+		},
+	};
+	static char buf[65536];
+	bool done = false;
+	int fd;
+
+	memset(r, 0, sizeof(*r));
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_RDMA);
+	if (fd < 0)
+		return false;
+	if (send(fd, &req, req.h.nlmsg_len, 0) < 0) {
+		close(fd);
+		return false;
+	}
+	while (!done) {
+		ssize_t n = recv(fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *h;
+
+		if (n <= 0)
+			break;
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n);
+		     h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_type == NLMSG_DONE ||
+			    h->nlmsg_type == NLMSG_ERROR) {
+				done = true;
+				break;
+			}
+			res_parse(r, dev, h);
+		}
+	}
+	close(fd);
+	return r->ok;
 }
 
 bool res_same(const struct res *a, const struct res *b)

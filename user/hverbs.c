@@ -1271,7 +1271,7 @@ static void raw_checks(void)
 	unsigned char body[64] = { 0 };
 	struct ib_uverbs_destroy_qp dq = { .qp_handle = 99999 };
 	struct ib_uverbs_poll_cq pc = { .cq_handle = 99999, .ne = 1 };
-	struct ib_uverbs_create_cq cc = { .cqe = 16 };
+	struct ib_uverbs_create_cq cc = { .cqe = 16, .comp_channel = -1 };
 	struct ib_uverbs_destroy_qp_resp dqr;
 	unsigned char resp[256];
 
