@@ -222,6 +222,12 @@ static int fw_cq_resize(struct fw *f)
 	return ib_resize_cq(f->cq, 4096);
 }
 
+/* a ring under a page: kmalloc only, no vmalloc fallback */
+static int fw_cq_shrink(struct fw *f)
+{
+	return ib_resize_cq(f->cq, 40);
+}
+
 static void fw_cq_resize_undo(struct fw *f)
 {
 	ib_resize_cq(f->cq, 64);
@@ -235,6 +241,13 @@ static bool fw_cq_intact(struct fw *f)
 static int fw_srq_resize(struct fw *f)
 {
 	struct ib_srq_attr a = { .max_wr = 8192 };
+
+	return ib_modify_srq(f->srq, &a, IB_SRQ_MAX_WR);
+}
+
+static int fw_srq_grow_small(struct fw *f)
+{
+	struct ib_srq_attr a = { .max_wr = 100 };
 
 	return ib_modify_srq(f->srq, &a, IB_SRQ_MAX_WR);
 }
@@ -275,6 +288,9 @@ FW_CASE(fault_create_qp_on_srq, fw_qp_srq, fw_qp_undo, NULL)
 FW_CASE(fault_create_ah, fw_ah, fw_ah_undo, NULL)
 FW_CASE(fault_resize_cq, fw_cq_resize, fw_cq_resize_undo, fw_cq_intact)
 FW_CASE(fault_resize_srq, fw_srq_resize, fw_srq_resize_undo, fw_srq_intact)
+FW_CASE(fault_shrink_cq, fw_cq_shrink, fw_cq_resize_undo, fw_cq_intact)
+FW_CASE(fault_grow_srq_small, fw_srq_grow_small, fw_srq_resize_undo,
+	fw_srq_intact)
 
 static int fw_init(struct kunit *t)
 {
@@ -328,6 +344,8 @@ static struct kunit_case krwq_fault_cases[] = {
 	KUNIT_CASE(fault_create_ah),
 	KUNIT_CASE(fault_resize_cq),
 	KUNIT_CASE(fault_resize_srq),
+	KUNIT_CASE(fault_shrink_cq),
+	KUNIT_CASE(fault_grow_srq_small),
 	{}
 };
 

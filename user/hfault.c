@@ -180,8 +180,13 @@ static int do_ah(void)
 
 static void undo_ah(void) { ibv_destroy_ah(o.nah); }
 
-/* resize o.cq (cqe 64, 10 flushed completions waiting) to 4096 and back */
+/*
+ * resize o.cq (cqe 64, 10 flushed completions waiting) to 4096 and back
+ * (a ring kvcalloc() may take from vmalloc when kmalloc fails), and to 40
+ * and back (a ring under a page: kmalloc only, no fallback)
+ */
 static int do_cq_resize(void) { return ibv_resize_cq(o.cq, 4096); }
+static int do_cq_shrink(void) { return ibv_resize_cq(o.cq, 40); }
 static void undo_cq_resize(void) { ibv_resize_cq(o.cq, 64); }
 
 static const char *cq_intact(void)
@@ -190,7 +195,7 @@ static const char *cq_intact(void)
 	struct ibv_wc wc[16];
 	int n;
 
-	if (o.cq->cqe < 64 || o.cq->cqe >= 4096) {
+	if (o.cq->cqe != 64) {
 		snprintf(s, sizeof(s), "cqe %d after a failed resize", o.cq->cqe);
 		return s;
 	}
@@ -210,6 +215,13 @@ static int do_srq_resize(void)
 			      IBV_SRQ_MAX_WR);
 }
 
+/* a ring under a page: kmalloc only, no fallback */
+static int do_srq_grow_small(void)
+{
+	return ibv_modify_srq(o.srq, &(struct ibv_srq_attr){ .max_wr = 100 },
+			      IBV_SRQ_MAX_WR);
+}
+
 static void undo_srq_resize(void)
 {
 	ibv_modify_srq(o.srq, &(struct ibv_srq_attr){ .max_wr = 64 },
@@ -221,7 +233,7 @@ static const char *srq_intact(void)
 	static char s[120];
 	struct ibv_srq_attr a;
 
-	if (ibv_query_srq(o.srq, &a) || a.max_wr < 64 || a.max_wr >= 8192) {
+	if (ibv_query_srq(o.srq, &a) || a.max_wr != 64) {
 		snprintf(s, sizeof(s), "max_wr %u after a failed resize", a.max_wr);
 		return s;
 	}
@@ -243,7 +255,11 @@ static const struct op ops[] = {
 	{ "create_ah", do_ah, undo_ah, NULL },
 	{ "resize_cq 64 -> 4096 with 10 completions", do_cq_resize,
 	  undo_cq_resize, cq_intact },
+	{ "resize_cq 64 -> 40 with 10 completions", do_cq_shrink,
+	  undo_cq_resize, cq_intact },
 	{ "modify_srq resize 64 -> 8192 with 8 posted", do_srq_resize,
+	  undo_srq_resize, srq_intact },
+	{ "modify_srq resize 64 -> 100 with 8 posted", do_srq_grow_small,
 	  undo_srq_resize, srq_intact },
 };
 
