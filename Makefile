@@ -12,7 +12,7 @@
 # unless KDIR is given (scripts/test-kernel builds it once, then caches).
 kdir = $(or $(KDIR),$(shell scripts/test-kernel))
 
-.PHONY: all modules user demo check host-test clean help kernel
+.PHONY: all modules user demo check check-race host-test fuzz clean help kernel
 
 all: modules
 
@@ -31,11 +31,21 @@ demo:
 check:
 	scripts/check
 
+# KCSAN: a second cached kernel; not part of make check
+check-race:
+	scripts/check-race
+
 host-test: build/host-asan/rq_test build/host-tsan/rq_test
 	build/host-asan/rq_test
 	TSAN_OPTIONS=halt_on_error=1 build/host-tsan/rq_test
 
 include kunit/host/host.mk
+include kunit/host/fuzz.mk
+
+# libFuzzer on the core for FUZZ_SECONDS (make check runs it for a minute)
+FUZZ_SECONDS ?= 600
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_MERGE=1 scripts/check-fuzz
 
 clean:
 	rm -rf build generated
@@ -45,7 +55,9 @@ clean:
 help:
 	@echo 'make demo       boot the test VM, load krwq, show it working'
 	@echo 'make check      every test; ends with "N passed, N failed"'
+	@echo 'make check-race krwq under KCSAN (a second cached test kernel)'
 	@echo 'make            build krwq.ko and the KUnit module (KDIR=...)'
 	@echo 'make host-test  the core on the host: GoogleTest under ASan+UBSan, TSan'
+	@echo 'make fuzz       libFuzzer on the core for FUZZ_SECONDS (default 600)'
 	@echo 'make user       user/ programs (libibverbs) into build/user'
 	@echo 'make kernel     build (once) the cached test kernel'
