@@ -12,7 +12,7 @@
 # unless KDIR is given (scripts/test-kernel builds it once, then caches).
 kdir = $(or $(KDIR),$(shell scripts/test-kernel))
 
-.PHONY: all modules user demo check host-test clean help kernel
+.PHONY: all modules user demo check host-test bench clean help kernel
 
 all: modules
 
@@ -36,6 +36,10 @@ host-test: build/host-asan/rq_test build/host-tsan/rq_test
 	TSAN_OPTIONS=halt_on_error=1 build/host-tsan/rq_test
 
 include kunit/host/host.mk
+include bench/bench.mk
+
+bench:
+	scripts/bench
 
 clean:
 	rm -rf build generated
@@ -47,5 +51,6 @@ help:
 	@echo 'make check      every test; ends with "N passed, N failed"'
 	@echo 'make            build krwq.ko and the KUnit module (KDIR=...)'
 	@echo 'make host-test  the core on the host: GoogleTest under ASan+UBSan, TSan'
+	@echo 'make bench      benchmarks against rdmavt, rdma_rxe and a lock-free ring'
 	@echo 'make user       user/ programs (libibverbs) into build/user'
 	@echo 'make kernel     build (once) the cached test kernel'
