@@ -130,11 +130,14 @@ def guest_rows(vals, tag):
         goal = "ratio >= 20" if higher else "ratio <= 0.05"
         test = (lambda r: r >= 20) if higher else (lambda r: r <= 0.05)
         rows.append(row("e2e: " + name + sfx, unit, k, "rxe0 (same boot)", p, goal, test))
+    # the copy limit: the faster of glibc's memcpy and rep movsb
     k = vals.get(("e2e", "send_bw_mibs_65536", "krwq0"))
-    m = vals.get(("e2e", "memcpy_mibs_65536", "memcpy"))
-    if k is not None and m is not None:
-        rows.append(row("e2e: ib_send_bw 64 KiB against memcpy 64 KiB" + sfx,
-                        "MiB/s, higher is better", k, "in-guest memcpy (same boot)", m,
+    copies = [v for (p, m, d), v in vals.items()
+              if p == "e2e" and d == "memcpy" and m.endswith("_mibs_65536")]
+    if k is not None and copies:
+        rows.append(row("e2e: ib_send_bw 64 KiB against a 64 KiB copy" + sfx,
+                        "MiB/s, higher is better", k,
+                        "in-guest memcpy/rep movsb, best (same boot)", max(copies),
                         "ratio >= 0.5", lambda r: r >= 0.5))
     return rows
 
@@ -229,6 +232,7 @@ def main():
     ap.add_argument("--json", required=True)
     ap.add_argument("--md", required=True)
     ap.add_argument("--png")
+    ap.add_argument("--conditions", default="", help="when and under what load")
     a = ap.parse_args()
 
     rows, errors = [], []
@@ -243,6 +247,8 @@ def main():
         json.dump(rows, f, indent=1)
         f.write("\n")
     md = markdown(rows)
+    if a.conditions:
+        md = f"Measured {a.conditions}.\n\n" + md
     with open(a.md, "w") as f:
         f.write(md + "\n")
     print(md)
