@@ -27,7 +27,9 @@ insmod "$dir/krwq.ko" "$@" || { echo "BENCH-ERROR insmod krwq.ko $*"; exit 1; }
 
 if [ $kernel = 1 ]; then
 	if modprobe rdmavt && insmod "$dir/krwq_bench.ko"; then
-		dmesg | sed -n 's/.*krwq_bench: result \([a-z0-9_]*\) \([a-z]*\) \([0-9.]*\)$/BENCH kernel \1 \2 \3/p'
+		# the best round is the figure; the median is kept for reference
+		dmesg | sed -n 's/.*krwq_bench: result \([a-z0-9_]*\) \([a-z]*\) \([0-9.]*\) median \([0-9.]*\)$/BENCH kernel \1 \2 \3/p'
+		dmesg | sed -n 's/.*krwq_bench: result \([a-z0-9_]*\) \([a-z]*\) \([0-9.]*\) median \([0-9.]*\)$/BENCH kernel_median \1 \2 \4/p'
 		rmmod krwq_bench
 	else
 		echo "BENCH-ERROR krwq_bench.ko"
@@ -40,7 +42,7 @@ modprobe rdma_rxe &&
 	ip link set dummy0 up &&
 	rdma link add rxe0 type rxe netdev dummy0 || echo "BENCH-ERROR rxe0"
 
-"$dir/memcpy_bw" 64 4096 65536 | while read -r what size mibs rate; do
+"$dir/memcpy_bw" 64 4096 65536 | while read -r what size mibs _; do
 	echo "BENCH e2e ${what}_mibs_$size memcpy $mibs"
 done
 
@@ -55,7 +57,7 @@ pair() {
 	log=$1 json=$2
 	shift 2
 	port=$((port + 1))
-	sj= cj=
+	sj="" cj=""
 	if [ "$json" != - ]; then
 		rm -f "$json"
 		sj="--out_json --out_json_file=$tmp/server.json"
