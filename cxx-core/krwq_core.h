@@ -115,6 +115,9 @@ int krwq_rq_take(struct krwq_rq *rq, struct krwq_taken *out);
 unsigned int krwq_rq_count(struct krwq_rq *rq);
 void krwq_rq_set_state(struct krwq_rq *rq, enum krwq_rq_state state,
 		       const struct krwq_sink *sink);
+/* In KRWQ_RQ_FLUSH: flushes up to @max WRs posted since; returns how many. */
+unsigned int krwq_rq_flush(struct krwq_rq *rq, unsigned int max,
+			   const struct krwq_sink *sink);
 enum krwq_rq_state krwq_rq_get_state(struct krwq_rq *rq);
 int krwq_rq_set_limit(struct krwq_rq *rq, unsigned int limit);
 unsigned int krwq_rq_limit(struct krwq_rq *rq);

@@ -190,20 +190,33 @@ u32 ReceiveQueue::count()
 	return k.count;
 }
 
-// Caller holds both locks.  Completes every posted entry, oldest first.
-void ReceiveQueue::drain(const krwq_sink *sink)
+// Caller holds both locks.  Completes up to max posted entries, oldest
+// first; returns how many.
+u32 ReceiveQueue::drain(u32 max, const krwq_sink *sink)
 {
 	KernelRing &k = *q_.kwq;
-	u32 head;
+	u32 head, n = 0;
 	u32 tail = load_relaxed(&k.tail);
 	if (head_for_consumer(&head)) {
-		for (; tail != head; tail = next(tail)) {
+		for (; tail != head && n < max; tail = next(tail), n++) {
 			if (sink)
 				sink->flushed(sink->ctx, load_relaxed(&entry(tail)->wr_id));
 		}
 	}
 	publish_tail(tail);
-	k.count = 0;
+	k.count = 0;	// a lower bound; take() recomputes it
+	return n;
+}
+
+u32 ReceiveQueue::flush(u32 max, const krwq_sink *sink)
+{
+	KernelRing &k = *q_.kwq;
+	SpinGuard producer(&k.p_lock);
+	SpinGuard consumer(&k.c_lock);
+
+	if (q_.state != KRWQ_RQ_FLUSH)
+		return 0;
+	return drain(max, sink);
 }
 
 void ReceiveQueue::set_state(krwq_rq_state state, const krwq_sink *sink)
@@ -213,7 +226,7 @@ void ReceiveQueue::set_state(krwq_rq_state state, const krwq_sink *sink)
 	SpinGuard consumer(&k.c_lock);
 
 	if (state == KRWQ_RQ_FLUSH)
-		drain(sink);
+		drain(q_.size, sink);	// a ring never holds more than size - 1
 	else if (state == KRWQ_RQ_RESET)
 		empty_ring();
 	q_.state = static_cast<u8>(state);

@@ -45,6 +45,8 @@ public:
 	TakeResult take(krwq_taken *out);
 	u32 count();
 	void set_state(krwq_rq_state state, const krwq_sink *sink);
+	// In FLUSH: completes up to max entries posted since, oldest first.
+	u32 flush(u32 max, const krwq_sink *sink);
 	krwq_rq_state state();
 	Status set_limit(u32 limit);
 	u32 limit() const { return load_relaxed(&q_.limit); }
@@ -70,7 +72,7 @@ private:
 	bool head_for_consumer(u32 *head) const;
 	void publish_tail(u32 tail);
 	void empty_ring();
-	void drain(const krwq_sink *sink);
+	u32 drain(u32 max, const krwq_sink *sink);
 
 	QueueDesc &q_;
 };

@@ -58,6 +58,11 @@ void krwq_rq_set_state(krwq_rq *rq, krwq_rq_state state, const krwq_sink *sink)
 	ReceiveQueue(rq).set_state(state, sink);
 }
 
+unsigned int krwq_rq_flush(krwq_rq *rq, unsigned int max, const krwq_sink *sink)
+{
+	return ReceiveQueue(rq).flush(max, sink);
+}
+
 enum krwq_rq_state krwq_rq_get_state(krwq_rq *rq)
 {
 	return ReceiveQueue(rq).state();

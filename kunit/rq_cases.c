@@ -921,6 +921,36 @@ static void user_ring_reset(struct kunit *t)
 	rq_env_free(rq);
 }
 
+/*
+ * In ERR user space can still write a mapped ring: krwq_rq_flush()
+ * completes what it posted since, oldest first, at most @max per call,
+ * and does nothing outside FLUSH.
+ */
+static void user_ring_flush_bounded(struct kunit *t)
+{
+	struct krwq_rq *rq = active_rq(t, 8, 1, RQ_ENV_USER);
+	struct flush_log log = { .n = 0 };
+	struct krwq_sink sink = { .flushed = log_flushed, .ctx = &log };
+	int i;
+
+	KUNIT_ASSERT_TRUE(t, rq);
+	user_post(rq, 100, 1);
+	KUNIT_EXPECT_EQ(t, krwq_rq_flush(rq, 8, &sink), 0u);	/* ACTIVE */
+	krwq_rq_set_state(rq, KRWQ_RQ_FLUSH, &sink);
+	KUNIT_EXPECT_EQ(t, log.n, 1);
+	for (i = 0; i < 6; i++)
+		user_post(rq, 200 + i, 1);
+	KUNIT_EXPECT_EQ(t, krwq_rq_flush(rq, 4, &sink), 4u);
+	KUNIT_EXPECT_EQ(t, krwq_rq_flush(rq, 4, &sink), 2u);
+	KUNIT_EXPECT_EQ(t, krwq_rq_flush(rq, 4, &sink), 0u);
+	KUNIT_EXPECT_EQ(t, log.n, 7);
+	KUNIT_EXPECT_EQ(t, log.ids[0], 100ull);
+	for (i = 0; i < 6; i++)
+		KUNIT_EXPECT_EQ(t, log.ids[1 + i], 200ull + i);
+	KUNIT_EXPECT_EQ(t, *rq_env_user_tail(rq), 7u);
+	rq_env_free(rq);
+}
+
 /* --- producers and consumers on different CPUs ------------------------ */
 
 struct stress {
@@ -1137,6 +1167,7 @@ struct kunit_case krwq_rq_cases[] = {
 	KUNIT_CASE(user_ring_kernel_post),
 	KUNIT_CASE(user_ring_resize),
 	KUNIT_CASE(user_ring_reset),
+	KUNIT_CASE(user_ring_flush_bounded),
 	KUNIT_CASE(threads_one_producer),
 	KUNIT_CASE(threads_two_producers),
 	KUNIT_CASE(threads_resize_under_load),

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cq.c - completion queues: a kernel ring of struct ib_wc under cq->lock.
+ * cq.c - completion queues: a ring under cq->lock, either the kernel's
+ * own of struct ib_wc, or (uverbs ABI 2) a ring of struct ib_uverbs_wc
+ * that user space maps and polls without a system call.
  *
  * Completions are entered by the send path, flushes and errors, with the
  * locks of the lock order in krwq.h held; the completion handler is never
@@ -35,39 +37,117 @@ static void krwq_cq_event_work(struct work_struct *work)
 		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
 }
 
+/* The ipathverbs provider's view of a mapped ring must be ours. */
+static_assert(offsetof(struct krwq_cq_uring, queue) == 2 * sizeof(u32));
+static_assert(sizeof(struct ib_uverbs_wc) == 48);
+
+static size_t krwq_cq_uring_bytes(u32 slots)
+{
+	return struct_size_t(struct krwq_cq_uring, queue, slots);
+}
+
+/*
+ * The tail of a mapped ring is user memory: read it with acquire, so the
+ * slots user space polled are done with before the kernel refills them.
+ * A tail outside the ring is user space's own corruption; the ring is
+ * then treated as full.
+ */
+static bool krwq_cq_tail(const struct krwq_cq *cq, u32 *tail)
+{
+	if (!cq->mapped) {
+		*tail = cq->tail;
+		return true;
+	}
+	/* pairs with the provider's store of tail after it copied entries */
+	*tail = smp_load_acquire(&cq->uring->tail);
+	return *tail < cq->slots;
+}
+
+static u32 krwq_cq_used(u32 slots, u32 head, u32 tail)
+{
+	return head >= tail ? head - tail : head + slots - tail;
+}
+
+/* A mapped ring for a user CQ of @slots, its mmap entry and the offset
+ * copied out after the core's response.
+ */
+static struct krwq_cq_uring *krwq_cq_uring_alloc(struct ib_udata *udata,
+						 u32 slots,
+						 struct rdma_user_mmap_entry **entry)
+{
+	size_t bytes = krwq_cq_uring_bytes(slots);
+	struct krwq_cq_uring *uring;
+	u64 offset;
+	int ret;
+
+	*entry = NULL;
+	uring = krwq_ring_alloc(bytes);
+	if (!uring)
+		return ERR_PTR(-ENOMEM);
+	*entry = krwq_mmap_insert(udata, uring, bytes, &offset);
+	if (IS_ERR(*entry)) {
+		ret = PTR_ERR(*entry);
+		goto err_free;
+	}
+	ret = ib_copy_to_udata(udata, &offset, sizeof(offset));
+	if (ret)
+		goto err_remove;
+	return uring;
+
+err_remove:
+	krwq_mmap_remove(*entry);
+	*entry = NULL;
+err_free:
+	vfree(uring);
+	return ERR_PTR(ret);
+}
+
 /**
  * krwq_create_cq() - ib_device_ops.create_cq.
  * @ibcq: allocated by the RDMA core.
  * @attr: cqe wanted; no flags are supported.
- * @udata: user data (none is exchanged with ABI 1).
+ * @udata: user data: with ABI 2, where the ring's mmap offset goes.
  *
  * Return: 0, -EINVAL for a size of 0 or over max_cqe or unknown flags,
- * -ENOMEM past max_cq or when the ring cannot be allocated.
+ * -ENOMEM past max_cq or when the ring cannot be allocated, -EFAULT if
+ * the offset cannot be copied out.
  */
 int krwq_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		   struct ib_udata *udata)
 {
 	struct krwq_dev *dev = to_kdev(ibcq->device);
 	struct krwq_cq *cq = to_kcq(ibcq);
+	int ret = -ENOMEM;
 
 	if (attr->cqe < 1 || attr->cqe > KRWQ_MAX_CQE || attr->flags ||
 	    attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
-	if (atomic_inc_return(&dev->n_cq) > KRWQ_MAX_CQ) {
-		atomic_dec(&dev->n_cq);
-		return -ENOMEM;
-	}
+	if (atomic_inc_return(&dev->n_cq) > KRWQ_MAX_CQ)
+		goto err_count;
 	cq->slots = attr->cqe + 1;
-	cq->ring = kvcalloc(cq->slots, sizeof(*cq->ring), GFP_KERNEL_ACCOUNT);
-	if (!cq->ring) {
-		atomic_dec(&dev->n_cq);
-		return -ENOMEM;
+	cq->mapped = krwq_wants_mapped_ring(udata);
+	if (cq->mapped) {
+		cq->uring = krwq_cq_uring_alloc(udata, cq->slots, &cq->mmap);
+		if (IS_ERR(cq->uring)) {
+			ret = PTR_ERR(cq->uring);
+			cq->uring = NULL;
+			goto err_count;
+		}
+	} else {
+		cq->ring = kvcalloc(cq->slots, sizeof(*cq->ring),
+				    GFP_KERNEL_ACCOUNT);
+		if (!cq->ring)
+			goto err_count;
 	}
 	spin_lock_init(&cq->lock);
 	INIT_WORK(&cq->notify_work, krwq_cq_notify_work);
 	INIT_WORK(&cq->event_work, krwq_cq_event_work);
 	ibcq->cqe = attr->cqe;
 	return 0;
+
+err_count:
+	atomic_dec(&dev->n_cq);
+	return ret;
 }
 
 /**
@@ -95,12 +175,17 @@ int krwq_pre_destroy_cq(struct ib_cq *ibcq)
  * would otherwise point at freed memory when polled.
  * @cq: the QP's send or receive CQ.
  * @ibqp: the QP.
+ *
+ * A mapped ring is left alone: its entries carry QP numbers, not
+ * pointers, and user space may be reading them.
  */
 void krwq_cq_clean(struct krwq_cq *cq, struct ib_qp *ibqp)
 {
 	unsigned long flags;
 	u32 from, to;
 
+	if (cq->mapped)
+		return;
 	spin_lock_irqsave(&cq->lock, flags);
 	for (from = to = cq->tail; from != cq->head;
 	     from = from + 1 == cq->slots ? 0 : from + 1) {
@@ -127,57 +212,102 @@ int krwq_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 
 	krwq_pre_destroy_cq(ibcq);
 	cancel_work_sync(&cq->event_work);
+	krwq_mmap_remove(cq->mmap);	/* a mapping keeps its pages */
+	vfree(cq->uring);
 	kvfree(cq->ring);
 	atomic_dec(&to_kdev(ibcq->device)->n_cq);
 	return 0;
 }
 
-static u32 krwq_cq_count(const struct krwq_cq *cq)
+/* Moves the waiting completions of a mapped ring to @new; under cq->lock. */
+static int krwq_cq_move_uring(struct krwq_cq *cq, struct krwq_cq_uring *new,
+			      u32 cqe)
 {
-	return cq->head >= cq->tail ? cq->head - cq->tail :
-				      cq->head + cq->slots - cq->tail;
+	u32 tail, n, i;
+
+	if (!krwq_cq_tail(cq, &tail))
+		return -EINVAL;	/* user space broke its own ring */
+	n = krwq_cq_used(cq->slots, cq->head, tail);
+	if (n > cqe)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		new->queue[i] = cq->uring->queue[(tail + i) % cq->slots];
+	new->tail = 0;
+	/* the entries, then the index: as krwq_cq_enter() publishes them */
+	smp_store_release(&new->head, n);
+	cq->uring = new;
+	cq->head = n;
+	return 0;
+}
+
+/* Moves the waiting completions of a kernel ring to @new; under cq->lock. */
+static int krwq_cq_move_ring(struct krwq_cq *cq, struct ib_wc *new, u32 cqe)
+{
+	u32 n = krwq_cq_used(cq->slots, cq->head, cq->tail), i;
+
+	if (n > cqe)
+		return -EINVAL;
+	for (i = 0; i < n; i++)
+		new[i] = cq->ring[(cq->tail + i) % cq->slots];
+	cq->ring = new;
+	cq->head = n;
+	cq->tail = 0;
+	return 0;
 }
 
 /**
  * krwq_resize_cq() - ib_device_ops.resize_cq; completions are kept.
  * @ibcq: the CQ.
  * @cqe: the new size.
- * @udata: user data.
+ * @udata: user data: for a mapped ring, where the new ring's mmap offset
+ *         goes (user space then maps it in place of the old one).
  *
  * Return: 0, -EINVAL if @cqe is out of range or below the completions
- * waiting in the CQ, -ENOMEM.  On error the CQ is unchanged.
+ * waiting in the CQ (or a mapped ring's tail is corrupt, or there is no
+ * room for the new offset), -ENOMEM, -EFAULT.  On error the CQ is
+ * unchanged.
  */
 int krwq_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
 	struct krwq_cq *cq = to_kcq(ibcq);
-	struct ib_wc *ring, *old;
+	struct rdma_user_mmap_entry *entry = NULL;
+	bool mapped = cq->mapped;
+	void *new, *old;
 	unsigned long flags;
-	u32 n, i;
+	int ret;
 
 	if (cqe < 1 || cqe > KRWQ_MAX_CQE)
 		return -EINVAL;
-	ring = kvcalloc(cqe + 1, sizeof(*ring), GFP_KERNEL_ACCOUNT);
-	if (!ring)
-		return -ENOMEM;
+	if (mapped) {
+		if (!krwq_wants_mapped_ring(udata))
+			return -EINVAL;
+		new = krwq_cq_uring_alloc(udata, cqe + 1, &entry);
+		if (IS_ERR(new))
+			return PTR_ERR(new);
+	} else {
+		new = kvcalloc(cqe + 1, sizeof(*cq->ring), GFP_KERNEL_ACCOUNT);
+		if (!new)
+			return -ENOMEM;
+	}
 
 	spin_lock_irqsave(&cq->lock, flags);
-	n = krwq_cq_count(cq);
-	if (n > cqe) {
-		spin_unlock_irqrestore(&cq->lock, flags);
-		kvfree(ring);
-		return -EINVAL;
+	old = mapped ? (void *)cq->uring : (void *)cq->ring;
+	ret = mapped ? krwq_cq_move_uring(cq, new, cqe) :
+		       krwq_cq_move_ring(cq, new, cqe);
+	if (!ret) {
+		cq->slots = cqe + 1;
+		ibcq->cqe = cqe;
+		swap(cq->mmap, entry);
 	}
-	for (i = 0; i < n; i++)
-		ring[i] = cq->ring[(cq->tail + i) % cq->slots];
-	old = cq->ring;
-	cq->ring = ring;
-	cq->slots = cqe + 1;
-	cq->head = n;
-	cq->tail = 0;
-	ibcq->cqe = cqe;
 	spin_unlock_irqrestore(&cq->lock, flags);
-	kvfree(old);
-	return 0;
+
+	/* on success: the old ring and its entry; else the new ones */
+	krwq_mmap_remove(entry);
+	if (mapped)
+		vfree(ret ? new : old);
+	else
+		kvfree(ret ? new : old);
+	return ret;
 }
 
 /**
@@ -186,7 +316,8 @@ int krwq_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
  * @n: room in @wc.
  * @wc: where completions are copied, oldest first.
  *
- * Return: completions copied.
+ * Return: completions copied, or -EINVAL for a mapped ring (user space
+ * polls that itself).
  */
 int krwq_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc)
 {
@@ -194,6 +325,8 @@ int krwq_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc)
 	unsigned long flags;
 	int i;
 
+	if (cq->mapped)
+		return -EINVAL;
 	spin_lock_irqsave(&cq->lock, flags);
 	for (i = 0; i < n && cq->tail != cq->head; i++) {
 		wc[i] = cq->ring[cq->tail];
@@ -217,15 +350,38 @@ int krwq_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	struct krwq_cq *cq = to_kcq(ibcq);
 	unsigned long irqf;
 	int ret = 0;
+	u32 tail;
 
 	spin_lock_irqsave(&cq->lock, irqf);
 	/* NEXT_COMP widens an armed SOLICITED, never the other way round */
 	if (cq->notify != IB_CQ_NEXT_COMP)
 		cq->notify = flags & IB_CQ_SOLICITED_MASK;
-	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && cq->head != cq->tail)
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) &&
+	    (!krwq_cq_tail(cq, &tail) || tail != cq->head))
 		ret = 1;
 	spin_unlock_irqrestore(&cq->lock, irqf);
 	return ret;
+}
+
+/* A completion as the uverbs ABI has it (what a mapped ring holds). */
+static void krwq_uverbs_wc(struct ib_uverbs_wc *u, const struct ib_wc *wc)
+{
+	*u = (struct ib_uverbs_wc) {
+		.wr_id = wc->wr_id,
+		.status = wc->status,
+		.opcode = wc->opcode,
+		.vendor_err = wc->vendor_err,
+		.byte_len = wc->byte_len,
+		.ex.imm_data = (__force __u32)wc->ex.imm_data,
+		.qp_num = wc->qp->qp_num,
+		.src_qp = wc->src_qp,
+		.wc_flags = wc->wc_flags,
+		.pkey_index = wc->pkey_index,
+		.slid = ib_lid_cpu16(wc->slid),
+		.sl = wc->sl,
+		.dlid_path_bits = wc->dlid_path_bits,
+		.port_num = wc->port_num,
+	};
 }
 
 /**
@@ -242,11 +398,13 @@ int krwq_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 bool krwq_cq_enter(struct krwq_cq *cq, const struct ib_wc *wc, bool solicited)
 {
 	unsigned long flags;
-	u32 next;
+	u32 next, tail;
+	bool room;
 
 	spin_lock_irqsave(&cq->lock, flags);
 	next = cq->head + 1 == cq->slots ? 0 : cq->head + 1;
-	if (next == cq->tail || cq->overflowed) {
+	room = krwq_cq_tail(cq, &tail) && next != tail;
+	if (!room || cq->overflowed) {
 		if (!cq->overflowed)
 			queue_work(krwq_wq, &cq->event_work);
 		krwq_count(to_kdev(cq->ibcq.device), KRWQ_STAT_CQ_OVERFLOWS, 1);
@@ -254,7 +412,13 @@ bool krwq_cq_enter(struct krwq_cq *cq, const struct ib_wc *wc, bool solicited)
 		spin_unlock_irqrestore(&cq->lock, flags);
 		return false;
 	}
-	cq->ring[cq->head] = *wc;
+	if (cq->mapped) {
+		krwq_uverbs_wc(&cq->uring->queue[cq->head], wc);
+		/* the entry before the index: pairs with user space's acquire */
+		smp_store_release(&cq->uring->head, next);
+	} else {
+		cq->ring[cq->head] = *wc;
+	}
 	cq->head = next;
 	if (cq->notify == IB_CQ_NEXT_COMP ||
 	    (cq->notify == IB_CQ_SOLICITED &&

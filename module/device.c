@@ -127,9 +127,10 @@ static void krwq_dealloc_ucontext(struct ib_ucontext *uctx)
 }
 
 /*
- * Nothing of a user context is mapped with ABI 1, so there is nothing to
- * revoke; having the op lets ib_unregister_device() proceed while user
- * processes still hold the device open (they then see errors).
+ * Having the op lets ib_unregister_device() proceed while user processes
+ * still hold the device open (they then see errors).  Nothing needs
+ * revoking: a mapped ring is plain memory whose pages the mapping holds
+ * (mmap.c), never device registers, so it may outlive the device.
  */
 static void krwq_disassociate_ucontext(struct ib_ucontext *uctx)
 {
@@ -145,7 +146,6 @@ static void krwq_get_dev_fw_str(struct ib_device *ibdev, char *str)
 static const struct ib_device_ops krwq_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_QIB,
-	.uverbs_abi_ver = KRWQ_UVERBS_ABI,
 
 	.query_device = krwq_query_device,
 	.query_port = krwq_query_port,
@@ -159,6 +159,8 @@ static const struct ib_device_ops krwq_dev_ops = {
 	.alloc_ucontext = krwq_alloc_ucontext,
 	.dealloc_ucontext = krwq_dealloc_ucontext,
 	.disassociate_ucontext = krwq_disassociate_ucontext,
+	.mmap = krwq_mmap,
+	.mmap_free = krwq_mmap_free,
 
 	.alloc_pd = krwq_alloc_pd,
 	.dealloc_pd = krwq_dealloc_pd,
@@ -224,6 +226,8 @@ int krwq_dev_add(unsigned int index, struct krwq_dev **out)
 	dev->index = index;
 	dev->lid = index + 1;
 	dev->node_guid = cpu_to_be64(KRWQ_GUID_BASE + ((u64)index << 16));
+	spin_lock_init(&dev->uflush_lock);
+	dev->uflush_stamp = jiffies;
 	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->mrs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 
@@ -238,6 +242,7 @@ int krwq_dev_add(unsigned int index, struct krwq_dev **out)
 				  BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |
 				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(ibdev, &krwq_dev_ops);
+	ibdev->ops.uverbs_abi_ver = krwq_abi;
 
 	ret = ib_register_device(ibdev, "krwq%d", NULL);
 	if (ret) {

@@ -22,10 +22,16 @@
  * destination must do under its own s_lock (go to ERR after a responder
  * error) is handed to its err_work.  Completion handlers and asynchronous
  * event handlers run from work items, never under a krwq lock.
+ *
+ * Two sleeping locks sit outside all of these: an SRQ's resize_mutex is
+ * taken before its ring locks, and a mapped ring's entry mutex (mmap.c)
+ * is taken only under the mm's mmap_lock, around no other krwq lock.
+ * dev->uflush_lock is a leaf, taken with no other krwq lock held.
  */
 #ifndef KRWQ_H
 #define KRWQ_H
 
+#include <linux/mutex.h>
 #include <linux/refcount.h>
 #include <linux/spinlock.h>
 #include <linux/timer.h>
@@ -56,14 +62,41 @@
 #define KRWQ_QPN_MAX		(KRWQ_QPN_MIN + 8 * KRWQ_MAX_QP)
 #define KRWQ_UD_GRH_BYTES	40
 #define KRWQ_MTU		IB_MTU_4096
-/*
- * The uverbs ABI of rdma-core's ipathverbs provider this device speaks.
- * 1: every verb goes through the kernel (no ring is mapped).
- */
-#define KRWQ_UVERBS_ABI		1
 #define KRWQ_MTU_BYTES		4096
+/*
+ * A QP in ERR whose receive ring user space maps (ABI 2) is looked at
+ * every KRWQ_UFLUSH_MS, backing off to KRWQ_UFLUSH_MAX_MS while it finds
+ * nothing: what user space posted since completes as flushed, as a post
+ * through the kernel would at once.  One look flushes at most
+ * KRWQ_UFLUSH_BATCH WRs, and a device at most KRWQ_UFLUSH_RATE a second,
+ * so a process that keeps scribbling heads costs the kernel a bounded
+ * amount of time.
+ */
+#define KRWQ_UFLUSH_MS		10
+#define KRWQ_UFLUSH_MAX_MS	1000
+#define KRWQ_UFLUSH_BATCH	256
+#define KRWQ_UFLUSH_RATE	65536
 
 extern struct workqueue_struct *krwq_wq;
+
+/*
+ * The uverbs ABI of rdma-core's ipathverbs provider the devices speak
+ * (module parameter "abi", main.c):
+ *   1: every verb goes through the kernel; no ring is mapped.
+ *   2: user space maps its QP receive rings, SRQ rings and CQ rings, and
+ *      posts receives and polls completions without a system call.
+ */
+extern unsigned int krwq_abi;
+
+/*
+ * A user create call gets mapped rings when the device speaks ABI 2 and
+ * the caller left room for the ring's offset after the core's response
+ * (a caller that did not gets kernel rings, as with ABI 1).
+ */
+static inline bool krwq_wants_mapped_ring(struct ib_udata *udata)
+{
+	return krwq_abi >= 2 && udata && udata->outlen >= sizeof(u64);
+}
 
 /* Per-device counters (stats.c), shown by `rdma statistic`. */
 enum krwq_stat {
@@ -92,6 +125,9 @@ struct krwq_dev {
 	u32 next_mr_index;
 	u32 next_qpn;
 	atomic_t n_qp, n_cq, n_srq, n_mr, n_pd, n_ah;
+	spinlock_t uflush_lock;		/* the re-flush budget: */
+	unsigned long uflush_stamp;	/* jiffies of the last refill */
+	u32 uflush_tokens;		/* WRs it may still flush */
 	struct krwq_stats __percpu *stats;
 };
 
@@ -130,13 +166,27 @@ struct krwq_mr {
 	struct rcu_head rcu;
 };
 
+/*
+ * struct krwq_cq_uring - a completion ring user space maps (ABI 2), in the
+ * layout of rdma-core's ipathverbs provider: the kernel writes entries at
+ * @head, user space polls from @tail; both wrap at cqe + 1 slots.
+ */
+struct krwq_cq_uring {
+	u32 head;	/* written by the kernel only (release) */
+	u32 tail;	/* written by user space: untrusted (acquire) */
+	struct ib_uverbs_wc queue[];
+};
+
 struct krwq_cq {
 	struct ib_cq ibcq;
 	spinlock_t lock;
-	struct ib_wc *ring;	/* slots = cqe + 1 */
+	struct ib_wc *ring;	/* kernel ring, slots = cqe + 1; or NULL */
+	struct krwq_cq_uring *uring;	/* user-mapped ring (ABI 2); or NULL */
+	struct rdma_user_mmap_entry *mmap;	/* uring's */
+	bool mapped;		/* uring, not ring; set at create */
 	u32 slots;
-	u32 head;		/* next to fill */
-	u32 tail;		/* next to poll */
+	u32 head;		/* next to fill (the kernel's own, for both) */
+	u32 tail;		/* next to poll (kernel ring only) */
 	u8 notify;		/* 0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP */
 	bool overflowed;
 	bool dying;		/* no more notify_work: the CQ is going away */
@@ -147,6 +197,9 @@ struct krwq_cq {
 struct krwq_srq {
 	struct ib_srq ibsrq;
 	struct krwq_rq rq;
+	struct mutex resize_mutex;	/* serialises resizes of a mapped ring */
+	struct rdma_user_mmap_entry *mmap;	/* rq's; under resize_mutex */
+	bool mapped;		/* rq is user-mapped (ABI 2); set at create */
 	struct work_struct event_work;	/* IB_EVENT_SRQ_LIMIT_REACHED */
 };
 
@@ -171,6 +224,7 @@ struct krwq_qp {
 	struct krwq_dev *dev;
 	struct krwq_srq *srq;
 	struct krwq_rq rq;	/* unused (kwq NULL) with an SRQ */
+	struct rdma_user_mmap_entry *rq_mmap;	/* rq is user-mapped (ABI 2) */
 
 	spinlock_t s_lock;
 	spinlock_t r_lock;
@@ -200,6 +254,8 @@ struct krwq_qp {
 	bool err_pending;		/* err_work is due; under r_lock */
 	unsigned long events;		/* bits of pending ib_event_type */
 	struct work_struct event_work;	/* delivers them */
+	struct delayed_work uflush_work; /* ERR + mapped ring: flush new posts */
+	unsigned int uflush_ms;		/* its current period; under r_lock */
 };
 
 static inline struct krwq_dev *to_kdev(struct ib_device *ibdev)
@@ -246,6 +302,15 @@ static inline struct krwq_cq *krwq_recv_cq(struct krwq_qp *qp)
 {
 	return to_kcq(qp->ibqp.recv_cq);
 }
+
+/* mmap.c */
+void *krwq_ring_alloc(size_t bytes);
+struct rdma_user_mmap_entry *krwq_mmap_insert(struct ib_udata *udata,
+					      void *ring, size_t bytes,
+					      u64 *offset);
+void krwq_mmap_remove(struct rdma_user_mmap_entry *entry);
+int krwq_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
+void krwq_mmap_free(struct rdma_user_mmap_entry *entry);
 
 /* device.c */
 int krwq_dev_add(unsigned int index, struct krwq_dev **out);

@@ -14,6 +14,10 @@ static unsigned int num_devices = 1;
 module_param(num_devices, uint, 0444);
 MODULE_PARM_DESC(num_devices, "RDMA devices to create, krwq0 ... (1-16, default 1)");
 
+unsigned int krwq_abi = 2;
+module_param_named(abi, krwq_abi, uint, 0444);
+MODULE_PARM_DESC(abi, "uverbs ABI of rdma-core's ipathverbs provider: 1 = every verb through the kernel, 2 = mapped receive and completion rings (default 2)");
+
 struct workqueue_struct *krwq_wq;
 static struct krwq_dev **krwq_devs;
 static unsigned int krwq_ndevs;
@@ -31,6 +35,8 @@ static int __init krwq_init(void)
 	int ret;
 
 	if (!num_devices || num_devices > KRWQ_MAX_DEVICES)
+		return -EINVAL;
+	if (krwq_abi != 1 && krwq_abi != 2)
 		return -EINVAL;
 	krwq_wq = alloc_workqueue("krwq", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	if (!krwq_wq)

@@ -86,6 +86,66 @@ void krwq_rq_flushed(void *ctx, unsigned long long wr_id)
 	krwq_cq_enter(krwq_recv_cq(qp), &wc, false);
 }
 
+/*
+ * How many WRs a device's ERR re-flush may complete now (see krwq.h):
+ * tokens accrue at KRWQ_UFLUSH_RATE a second, up to a tenth of that.
+ */
+static u32 krwq_uflush_budget(struct krwq_dev *dev, u32 want)
+{
+	unsigned long now = jiffies, elapsed;
+	u32 grant;
+
+	spin_lock(&dev->uflush_lock);
+	elapsed = min(now - dev->uflush_stamp, (unsigned long)HZ);
+	dev->uflush_tokens = min_t(u64, KRWQ_UFLUSH_RATE / 10,
+				   dev->uflush_tokens +
+				   (u64)elapsed * KRWQ_UFLUSH_RATE / HZ);
+	dev->uflush_stamp = now;
+	grant = min(want, dev->uflush_tokens);
+	spin_unlock(&dev->uflush_lock);
+	return grant;
+}
+
+static void krwq_uflush_spend(struct krwq_dev *dev, u32 n)
+{
+	spin_lock(&dev->uflush_lock);
+	dev->uflush_tokens -= min(n, dev->uflush_tokens);
+	spin_unlock(&dev->uflush_lock);
+}
+
+/*
+ * Posts to a mapped ring never enter the kernel, so nothing would flush
+ * what user space posts after the QP went to ERR (rdmavt leaves such WRs
+ * in the ring for good, and a drain that waits for its marker WR hangs).
+ * While the QP stays in ERR this work flushes them, within the limits of
+ * krwq.h, on the unbound system workqueue at normal priority.
+ */
+static void krwq_qp_uflush_work(struct work_struct *work)
+{
+	struct krwq_qp *qp = container_of(to_delayed_work(work),
+					  struct krwq_qp, uflush_work);
+	struct krwq_sink sink = { .flushed = krwq_rq_flushed, .ctx = qp };
+	u32 grant = krwq_uflush_budget(qp->dev, KRWQ_UFLUSH_BATCH), n = 0;
+	unsigned long flags, delay = 0;
+
+	spin_lock_irqsave(&qp->r_lock, flags);
+	if (qp->state == IB_QPS_ERR) {
+		if (grant)
+			n = krwq_rq_flush(&qp->rq, grant, &sink);
+		/* found nothing: look less often; else (or out of budget) soon */
+		if (grant && !n)
+			qp->uflush_ms = min(2 * qp->uflush_ms,
+					    (unsigned int)KRWQ_UFLUSH_MAX_MS);
+		else
+			qp->uflush_ms = KRWQ_UFLUSH_MS;
+		delay = msecs_to_jiffies(qp->uflush_ms);
+	}
+	spin_unlock_irqrestore(&qp->r_lock, flags);
+	krwq_uflush_spend(qp->dev, n);
+	if (delay)
+		queue_delayed_work(system_unbound_wq, &qp->uflush_work, delay);
+}
+
 /**
  * krwq_qp_error_locked() - move a QP to ERR: flush its send queue, then
  * its receive queue in posting order (or report the last WQE for a QP on
@@ -107,6 +167,11 @@ void krwq_qp_error_locked(struct krwq_qp *qp)
 		krwq_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	else
 		krwq_rq_set_state(&qp->rq, KRWQ_RQ_FLUSH, &sink);
+	if (qp->rq_mmap) {
+		qp->uflush_ms = KRWQ_UFLUSH_MS;
+		queue_delayed_work(system_unbound_wq, &qp->uflush_work,
+				   msecs_to_jiffies(KRWQ_UFLUSH_MS));
+	}
 	spin_unlock(&qp->r_lock);
 }
 
@@ -157,11 +222,13 @@ static int krwq_check_caps(struct ib_qp_init_attr *init)
  * krwq_create_qp() - ib_device_ops.create_qp: RC, UC or UD.
  * @ibqp: allocated by the RDMA core.
  * @init: CQs, SRQ, capacities and signalling.
- * @udata: user data (none is exchanged with ABI 1).
+ * @udata: user data: with ABI 2, where the receive ring's mmap offset
+ *         goes (0 for a QP on an SRQ).
  *
  * Return: 0, -EOPNOTSUPP for other QP types, -EINVAL for capacities over
  * the device limits (including any inline data or create flags),
- * -ENOMEM past max_qp or when memory runs out.
+ * -ENOMEM past max_qp or when memory runs out, -EFAULT if the offset
+ * cannot be copied out.
  */
 int krwq_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		   struct ib_udata *udata)
@@ -191,6 +258,7 @@ int krwq_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	INIT_WORK(&qp->send_work, krwq_send_work);
 	INIT_WORK(&qp->err_work, krwq_qp_err_work);
 	INIT_WORK(&qp->event_work, krwq_qp_event_work);
+	INIT_DELAYED_WORK(&qp->uflush_work, krwq_qp_uflush_work);
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->max_send_sge = init->cap.max_send_sge;
@@ -203,9 +271,22 @@ int krwq_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 
 	if (init->srq) {
+		u64 no_ring = 0;
+
 		qp->srq = to_ksrq(init->srq);
 		init->cap.max_recv_wr = 0;
 		init->cap.max_recv_sge = 0;
+		if (krwq_wants_mapped_ring(udata)) {
+			ret = ib_copy_to_udata(udata, &no_ring, sizeof(no_ring));
+			if (ret)
+				goto err_sq;
+		}
+	} else if (krwq_wants_mapped_ring(udata)) {
+		ret = krwq_rq_alloc_mapped(&qp->rq, init->cap.max_recv_wr,
+					   init->cap.max_recv_sge, udata,
+					   &qp->rq_mmap);
+		if (ret)
+			goto err_sq;
 	} else {
 		ret = krwq_rq_alloc(&qp->rq, init->cap.max_recv_wr,
 				    init->cap.max_recv_sge, 0, NUMA_NO_NODE);
@@ -231,6 +312,7 @@ int krwq_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	return 0;
 
 err_rq:
+	krwq_mmap_remove(qp->rq_mmap);
 	krwq_rq_free(&qp->rq);
 err_sq:
 	kvfree(qp->sq);
@@ -472,10 +554,12 @@ int krwq_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	cancel_work_sync(&qp->send_work);
 	cancel_work_sync(&qp->err_work);
 	cancel_work_sync(&qp->event_work);
+	cancel_delayed_work_sync(&qp->uflush_work);	/* RESET: no re-arm */
 	/* completions that name this QP would point at freed memory */
 	krwq_cq_clean(krwq_send_cq(qp), ibqp);
 	krwq_cq_clean(krwq_recv_cq(qp), ibqp);
 
+	krwq_mmap_remove(qp->rq_mmap);	/* a mapping keeps its pages */
 	krwq_rq_free(&qp->rq);
 	kvfree(qp->sq);
 	atomic_dec(&dev->n_qp);

@@ -14,7 +14,8 @@
  *    while the struct krwq_krwq that holds the locks stays where it is
  *    (a poster spinning on p_lock during a resize still holds a valid lock);
  *  - a user-mapped ring (uverbs ABI 2): a struct krwq_rwq from
- *    vmalloc_user(), indices and entries together, which user space maps.
+ *    krwq_ring_alloc(), indices and entries together, which user space
+ *    maps.
  */
 #include <linux/vmalloc.h>
 #include <linux/mm.h>
@@ -23,7 +24,7 @@
 #include <linux/overflow.h>
 #include <kunit/visibility.h>
 
-#include "rq.h"
+#include "krwq.h"
 #include "krwq_core.h"
 #include "rq_alloc.h"
 
@@ -79,9 +80,14 @@ int krwq_rq_alloc(struct krwq_rq *rq, u32 max_wr, u32 max_sge,
 }
 EXPORT_SYMBOL_IF_KUNIT(krwq_rq_alloc);
 
+static size_t krwq_rwq_bytes(const struct krwq_geometry *geo)
+{
+	return size_add(sizeof(struct krwq_rwq), geo->ring_bytes);
+}
+
 static struct krwq_rwq *krwq_rwq_alloc(const struct krwq_geometry *geo)
 {
-	return vmalloc_user(size_add(sizeof(struct krwq_rwq), geo->ring_bytes));
+	return krwq_ring_alloc(krwq_rwq_bytes(geo));
 }
 
 /**
@@ -118,6 +124,100 @@ int krwq_rq_alloc_user(struct krwq_rq *rq, u32 max_wr, u32 max_sge, int node)
 EXPORT_SYMBOL_IF_KUNIT(krwq_rq_alloc_user);
 
 /**
+ * krwq_rq_alloc_mapped() - a user-mapped ring for a user create call, and
+ * the mmap entry whose offset goes back to user space after the core's
+ * response (rdma-core's ipathverbs provider reads it there).
+ * @rq: the descriptor to fill; zeroed by the caller.
+ * @max_wr: work requests the ring must hold.
+ * @max_sge: scatter entries per work request.
+ * @udata: the create call's user data, with room for a u64.
+ * @entry: set to the mmap entry; krwq_mmap_remove() it before
+ *         krwq_rq_free().
+ *
+ * Return: 0, -EINVAL, -ENOMEM, or -EFAULT if the offset cannot be copied
+ * out.  On error nothing is left allocated.
+ */
+int krwq_rq_alloc_mapped(struct krwq_rq *rq, u32 max_wr, u32 max_sge,
+			 struct ib_udata *udata,
+			 struct rdma_user_mmap_entry **entry)
+{
+	u64 offset;
+	int ret;
+
+	ret = krwq_rq_alloc_user(rq, max_wr, max_sge, NUMA_NO_NODE);
+	if (ret)
+		return ret;
+	*entry = krwq_mmap_insert(udata, rq->wq, krwq_rq_mapped_bytes(rq),
+				  &offset);
+	if (IS_ERR(*entry)) {
+		ret = PTR_ERR(*entry);
+		goto err_free;
+	}
+	ret = ib_copy_to_udata(udata, &offset, sizeof(offset));
+	if (ret)
+		goto err_remove;
+	return 0;
+
+err_remove:
+	krwq_mmap_remove(*entry);
+err_free:
+	*entry = NULL;
+	krwq_rq_free(rq);
+	return ret;
+}
+
+/**
+ * krwq_rq_mapped_bytes() - the size of a user-mapped ring's memory.
+ * @rq: a ring from krwq_rq_alloc_user().
+ *
+ * Return: header plus slots times stride.
+ */
+size_t krwq_rq_mapped_bytes(const struct krwq_rq *rq)
+{
+	return size_add(sizeof(struct krwq_rwq),
+			size_mul(rq->size, rq->stride));
+}
+
+/**
+ * krwq_rq_storage_alloc() - entries for @rq resized to @max_wr, of the
+ * kind @rq has (user-mappable or kernel-only), for krwq_rq_resize().
+ * @rq: a resizable ring.
+ * @max_wr: the new capacity.
+ * @bytes: set to the size of the allocation.
+ *
+ * Return: zeroed memory, or NULL if @max_wr is out of range or memory
+ * runs out.
+ */
+void *krwq_rq_storage_alloc(const struct krwq_rq *rq, u32 max_wr,
+			    size_t *bytes)
+{
+	struct krwq_geometry geo;
+
+	if (krwq_rq_geometry(max_wr, rq->max_sge, &geo))
+		return NULL;
+	if (rq->wq) {
+		*bytes = krwq_rwq_bytes(&geo);
+		return krwq_rwq_alloc(&geo);
+	}
+	*bytes = geo.ring_bytes;
+	return kvzalloc(geo.ring_bytes, GFP_KERNEL_ACCOUNT);
+}
+
+/**
+ * krwq_rq_storage_free() - free entries from krwq_rq_storage_alloc(), or
+ * the ones krwq_rq_resize() replaced.
+ * @rq: the ring they were for.
+ * @storage: the memory, or NULL.
+ */
+void krwq_rq_storage_free(const struct krwq_rq *rq, void *storage)
+{
+	if (rq->wq)
+		vfree(storage);
+	else
+		kvfree(storage);
+}
+
+/**
  * krwq_rq_resize_alloc() - give a resizable ring room for @max_wr entries.
  * @rq: a ring from krwq_rq_alloc_user(), or krwq_rq_alloc() with
  *      KRWQ_ALLOC_RESIZABLE.
@@ -132,9 +232,9 @@ EXPORT_SYMBOL_IF_KUNIT(krwq_rq_alloc_user);
  */
 int krwq_rq_resize_alloc(struct krwq_rq *rq, u32 max_wr, const u32 *limit)
 {
-	bool user = rq->wq;
 	struct krwq_geometry geo;
 	void *storage, *old = NULL;
+	size_t bytes;
 	int ret;
 
 	if (rq->kwq->curr_wq == rq->kwq->wq)
@@ -142,17 +242,11 @@ int krwq_rq_resize_alloc(struct krwq_rq *rq, u32 max_wr, const u32 *limit)
 	ret = krwq_rq_geometry(max_wr, rq->max_sge, &geo);
 	if (ret)
 		return ret;
-	storage = user ? (void *)krwq_rwq_alloc(&geo) :
-			 kvzalloc(geo.ring_bytes, GFP_KERNEL_ACCOUNT);
+	storage = krwq_rq_storage_alloc(rq, max_wr, &bytes);
 	if (!storage)
 		return -ENOMEM;
 	ret = krwq_rq_resize(rq, storage, max_wr, limit, &old);
-	if (ret)
-		old = storage;
-	if (user)
-		vfree(old);
-	else
-		kvfree(old);
+	krwq_rq_storage_free(rq, ret ? storage : old);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(krwq_rq_resize_alloc);

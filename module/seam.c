@@ -49,6 +49,7 @@ EXPORT_SYMBOL_IF_KUNIT(krwq_rq_post);
 EXPORT_SYMBOL_IF_KUNIT(krwq_rq_take);
 EXPORT_SYMBOL_IF_KUNIT(krwq_rq_count);
 EXPORT_SYMBOL_IF_KUNIT(krwq_rq_set_state);
+EXPORT_SYMBOL_IF_KUNIT(krwq_rq_flush);
 EXPORT_SYMBOL_IF_KUNIT(krwq_rq_get_state);
 EXPORT_SYMBOL_IF_KUNIT(krwq_rq_set_limit);
 EXPORT_SYMBOL_IF_KUNIT(krwq_rq_limit);

@@ -5,6 +5,7 @@
  * consumers both wait while entries move, and the locks never move.
  */
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 
 #include "krwq.h"
 #include "krwq_core.h"
@@ -38,10 +39,11 @@ void krwq_srq_limit_event(struct krwq_srq *srq)
  * krwq_create_srq() - ib_device_ops.create_srq.
  * @ibsrq: allocated by the RDMA core.
  * @init: max_wr, max_sge and srq_limit wanted; only IB_SRQT_BASIC.
- * @udata: user data (none is exchanged with ABI 1).
+ * @udata: user data: with ABI 2, where the ring's mmap offset goes.
  *
  * Return: 0, -EINVAL for sizes out of range or a limit above max_wr,
- * -EOPNOTSUPP for other SRQ types, -ENOMEM.
+ * -EOPNOTSUPP for other SRQ types, -ENOMEM, -EFAULT if the offset cannot
+ * be copied out.
  */
 int krwq_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		    struct ib_udata *udata)
@@ -60,10 +62,16 @@ int krwq_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 		ret = -ENOMEM;
 		goto err_count;
 	}
-	ret = krwq_rq_alloc(&srq->rq, a->max_wr, a->max_sge,
-			    KRWQ_ALLOC_RESIZABLE, NUMA_NO_NODE);
+	srq->mapped = krwq_wants_mapped_ring(udata);
+	if (srq->mapped)
+		ret = krwq_rq_alloc_mapped(&srq->rq, a->max_wr, a->max_sge,
+					   udata, &srq->mmap);
+	else
+		ret = krwq_rq_alloc(&srq->rq, a->max_wr, a->max_sge,
+				    KRWQ_ALLOC_RESIZABLE, NUMA_NO_NODE);
 	if (ret)
 		goto err_count;
+	mutex_init(&srq->resize_mutex);
 	INIT_WORK(&srq->event_work, krwq_srq_event_work);
 	krwq_rq_set_state(&srq->rq, KRWQ_RQ_ACTIVE, NULL);
 	if (a->srq_limit)
@@ -75,18 +83,70 @@ err_count:
 	return ret;
 }
 
+/*
+ * Resizes a user-mapped ring: the new ring gets its own mmap entry, whose
+ * offset is written to the u64 at the user address that rdma-core's
+ * ipathverbs provider passes after the core's command (it then unmaps the
+ * old ring and maps the new one).  The old ring's entry is revoked; a
+ * mapping of it keeps its pages but the kernel no longer reads it.
+ */
+static int krwq_srq_resize_mapped(struct krwq_srq *srq, u32 max_wr,
+				  const u32 *limit, struct ib_udata *udata)
+{
+	struct rdma_user_mmap_entry *entry;
+	void *ring, *old = NULL;
+	u64 offset_addr, offset;
+	size_t bytes;
+	int ret;
+
+	if (!udata || udata->inlen < sizeof(offset_addr))
+		return -EINVAL;	/* nowhere to say where the new ring is */
+	ret = ib_copy_from_udata(&offset_addr, udata, sizeof(offset_addr));
+	if (ret)
+		return ret;
+	/* one resize at a time: the ring and its entry change together */
+	mutex_lock(&srq->resize_mutex);
+	ring = krwq_rq_storage_alloc(&srq->rq, max_wr, &bytes);
+	if (!ring) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	entry = krwq_mmap_insert(udata, ring, bytes, &offset);
+	if (IS_ERR(entry)) {
+		ret = PTR_ERR(entry);
+		krwq_rq_storage_free(&srq->rq, ring);
+		goto out;
+	}
+	if (copy_to_user(u64_to_user_ptr(offset_addr), &offset,
+			 sizeof(offset)))
+		ret = -EFAULT;
+	else
+		ret = krwq_rq_resize(&srq->rq, ring, max_wr, limit, &old);
+	if (!ret)
+		swap(srq->mmap, entry);	/* entry is now the old ring's */
+	else
+		old = ring;
+	krwq_mmap_remove(entry);
+	krwq_rq_storage_free(&srq->rq, old);
+out:
+	mutex_unlock(&srq->resize_mutex);
+	return ret;
+}
+
 /**
  * krwq_modify_srq() - ib_device_ops.modify_srq: resize and/or arm the limit.
  * @ibsrq: the SRQ.
  * @attr: max_wr and/or srq_limit.
  * @mask: IB_SRQ_MAX_WR and/or IB_SRQ_LIMIT.
- * @udata: user data.
+ * @udata: user data: for a user-mapped ring, the user address of a u64
+ *         that receives the new ring's mmap offset.
  *
  * Both changes are checked before either is made.
  *
  * Return: 0, -EINVAL when the new size is out of range or cannot hold the
- * posted WRs, or the limit exceeds max_wr; -ENOMEM.  On error nothing
- * changed.
+ * posted WRs, or the limit exceeds max_wr, or a mapped ring is resized
+ * without an address for its offset; -ENOMEM; -EFAULT.  On error
+ * nothing changed.
  */
 int krwq_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		    enum ib_srq_attr_mask mask, struct ib_udata *udata)
@@ -104,6 +164,9 @@ int krwq_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	if ((mask & IB_SRQ_LIMIT) && attr->srq_limit > max_wr)
 		return -EINVAL;
 	/* both at once: the new limit is checked against the new size */
+	if ((mask & IB_SRQ_MAX_WR) && srq->mapped)
+		return krwq_srq_resize_mapped(srq, max_wr, mask & IB_SRQ_LIMIT ?
+					      &attr->srq_limit : NULL, udata);
 	if (mask & IB_SRQ_MAX_WR)
 		return krwq_rq_resize_alloc(&srq->rq, max_wr, mask & IB_SRQ_LIMIT ?
 					    &attr->srq_limit : NULL);
@@ -136,8 +199,11 @@ int krwq_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
  */
 int krwq_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
-	cancel_work_sync(&to_ksrq(ibsrq)->event_work);
-	krwq_rq_free(&to_ksrq(ibsrq)->rq);
+	struct krwq_srq *srq = to_ksrq(ibsrq);
+
+	cancel_work_sync(&srq->event_work);
+	krwq_mmap_remove(srq->mmap);	/* a mapping keeps its pages */
+	krwq_rq_free(&srq->rq);
 	atomic_dec(&to_kdev(ibsrq->device)->n_srq);
 	return 0;
 }

@@ -181,6 +181,23 @@ void t_rq_reset(struct run *r)
 	wr = (struct ibv_recv_wr){ .wr_id = wr_tag(0x7e, 1), .sg_list = &sg,
 				   .num_sge = 1 };
 	ret = ibv_post_recv(q, &wr, &bad);
+	if (env.abi >= 2) {
+		/*
+		 * The provider writes the mapped ring without asking the
+		 * kernel, so the post succeeds; the kernel must then keep
+		 * the WR (never drop or reorder it).
+		 */
+		uint64_t both[2] = { wr.wr_id, later };
+
+		if (ret)
+			fail(r, "post_recv in RESET into the mapped ring failed: %s",
+			     strerror(ret));
+		else if (qp_to_init(r, q) && recv_slot(r, q, NULL, later, &b) &&
+			 qp_move(r, q, IBV_QPS_ERR))
+			expect_flushed(r, cq, q, both, 2);
+		report(r);
+		goto out;
+	}
 	if (!ret)
 		fail(r, "post_recv in RESET succeeded");
 	/* it must not be queued either: only the later WR flushes */
@@ -205,7 +222,7 @@ void t_rq_on_srq(struct run *r)
 	struct ibv_sge sg;
 	struct buf b = {};
 	struct qp_cfg qc = {};
-	int ret;
+	int ret, maps;
 
 	cq = cq_new(r, 256, NULL);
 	srq = srq_new(r, 16, 1);
@@ -213,9 +230,22 @@ void t_rq_on_srq(struct run *r)
 		goto out;
 	qc.scq = qc.rcq = cq;
 	qc.srq = srq;
+	maps = uverbs_mappings();
 	q = qp_new(r, &qc);
 	if (!q || !qp_to_init(r, q))
 		goto out;
+	if (env.abi >= 2) {
+		/*
+		 * rdma-core's ipathverbs dereferences the (absent) ring of
+		 * such a QP in ibv_post_recv, so it is not called here; the
+		 * kernel's part is to map no receive ring for the QP.
+		 */
+		if (uverbs_mappings() != maps)
+			fail(r, "creating a QP on an SRQ mapped %d ring(s)",
+			     uverbs_mappings() - maps);
+		report(r);
+		goto out;
+	}
 	sg = sge_at(&b, 0, SLOT);
 	wr = (struct ibv_recv_wr){ .wr_id = wr_tag(0x52, 1), .sg_list = &sg,
 				   .num_sge = 1 };

@@ -56,16 +56,16 @@ static const struct group groups[] = {
 		"the WRs before it stay posted (flushed in order)",
 	} },
 	{ "rq RESET", t_rq_reset, {
-		"post_recv in RESET is rejected and nothing is queued",
+		"post_recv in RESET: rejected and not queued (ABI 1); into a mapped ring, which the provider fills without the kernel, kept and flushed in order (ABI 2)",
 	} },
 	{ "rq on SRQ", t_rq_on_srq, {
-		"post_recv on a QP that uses an SRQ is rejected with bad_wr at the WR",
+		"a QP that uses an SRQ: post_recv is rejected with bad_wr at the WR (ABI 1); no receive ring is mapped for it (ABI 2)",
 	} },
 	{ "rq flush", t_rq_flush, {
 		"a full RQ whose ring wrapped: ENOMEM, then ERR flushes every WR in order (FLUSH_ERR, RECV, wr_id, qp_num)",
 	} },
 	{ "rq ERR", t_rq_post_in_err, {
-		"post_recv in ERR completes each WR at once with IBV_WC_WR_FLUSH_ERR, nothing stays queued",
+		"post_recv in ERR completes each WR with IBV_WC_WR_FLUSH_ERR (at once with ABI 1, by the kernel's re-flush of mapped rings with ABI 2), nothing stays queued",
 	} },
 	{ "rq reuse", t_rq_reuse, {
 		"ERR, RESET, INIT, RTR, RTS: a send takes the receive posted since, not a stale one",
@@ -153,54 +153,6 @@ static void usage(const char *prog)
 	exit(2);
 }
 
-static const char *open_device(const char *name)
-{
-	static char why[200];
-	struct ibv_device **list;
-	struct ibv_device *dev = NULL;
-	int i, n, ret;
-
-	list = ibv_get_device_list(&n);
-	if (!list)
-		return "ibv_get_device_list failed";
-	for (i = 0; i < n && !dev; i++)
-		if (!name || !strcmp(ibv_get_device_name(list[i]), name))
-			dev = list[i];
-	if (!dev) {
-		snprintf(why, sizeof(why), "no RDMA device%s%s", name ? " named " : "",
-			 name ? name : "");
-		ibv_free_device_list(list);
-		return why;
-	}
-	env.ctx = ibv_open_device(dev);
-	ibv_free_device_list(list);
-	if (!env.ctx)
-		return "ibv_open_device failed";
-	ret = ibv_query_device(env.ctx, &env.dev);
-	if (!ret)
-		ret = ibv_query_port(env.ctx, 1, &env.port);
-	if (ret) {
-		snprintf(why, sizeof(why), "query_device/port: %s", strerror(ret));
-		return why;
-	}
-	if (env.port.state != IBV_PORT_ACTIVE)
-		return "port 1 is not ACTIVE";
-	env.eth = env.port.link_layer == IBV_LINK_LAYER_ETHERNET;
-	env.mtu = 128u << env.port.active_mtu;
-	if (env.eth && ibv_query_gid(env.ctx, 1, env.gid_index, &env.gid)) {
-		snprintf(why, sizeof(why), "query_gid(port 1, index %d) failed",
-			 env.gid_index);
-		return why;
-	}
-	env.pd = ibv_alloc_pd(env.ctx);
-	if (!env.pd)
-		return "alloc_pd failed";
-	tap_note("device %s: %s link layer, LID %u, active MTU %u, GID index %d",
-		 ibv_get_device_name(env.ctx->device), env.eth ? "Ethernet" : "InfiniBand",
-		 env.port.lid, env.mtu, env.gid_index);
-	return NULL;
-}
-
 static const char *setup_error;
 
 static void setup_failed(struct run *r)
@@ -239,7 +191,7 @@ int main(int argc, char **argv)
 			plan++;
 	tap_plan(plan);
 	signal(SIGALRM, watchdog);
-	setup_error = open_device(name);
+	setup_error = env_open(name);
 
 	for (g = 0; g < ARRAY_SIZE(groups); g++) {
 		current_group = groups[g].name;
@@ -249,9 +201,6 @@ int main(int argc, char **argv)
 	}
 	alarm(0);
 
-	if (env.pd)
-		ibv_dealloc_pd(env.pd);
-	if (env.ctx)
-		ibv_close_device(env.ctx);
+	env_close();
 	return tap_finish();
 }

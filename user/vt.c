@@ -92,6 +92,99 @@ size_t first_not(const void *p, size_t n, unsigned char c)
 
 /* --- objects --- */
 
+/*
+ * The uverbs ABI version the kernel driver reports.  rdmavt-style devices
+ * (ipathverbs) map their receive and completion rings from version 2 on,
+ * and then a post never reaches the kernel.
+ */
+static int uverbs_abi(struct ibv_device *dev)
+{
+	char path[IBV_SYSFS_PATH_MAX + 16];
+	FILE *f;
+	int v = -1;
+
+	snprintf(path, sizeof(path), "%s/abi_version", dev->dev_path);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+const char *env_open(const char *name)
+{
+	static char why[200];
+	struct ibv_device **list;
+	struct ibv_device *dev = NULL;
+	int i, n, ret;
+
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return "ibv_get_device_list failed";
+	for (i = 0; i < n && !dev; i++)
+		if (!name || !strcmp(ibv_get_device_name(list[i]), name))
+			dev = list[i];
+	if (!dev) {
+		snprintf(why, sizeof(why), "no RDMA device%s%s", name ? " named " : "",
+			 name ? name : "");
+		ibv_free_device_list(list);
+		return why;
+	}
+	env.ctx = ibv_open_device(dev);
+	ibv_free_device_list(list);
+	if (!env.ctx)
+		return "ibv_open_device failed";
+	ret = ibv_query_device(env.ctx, &env.dev);
+	if (!ret)
+		ret = ibv_query_port(env.ctx, 1, &env.port);
+	if (ret) {
+		snprintf(why, sizeof(why), "query_device/port: %s", strerror(ret));
+		return why;
+	}
+	if (env.port.state != IBV_PORT_ACTIVE)
+		return "port 1 is not ACTIVE";
+	env.eth = env.port.link_layer == IBV_LINK_LAYER_ETHERNET;
+	env.mtu = 128u << env.port.active_mtu;
+	if (env.eth && ibv_query_gid(env.ctx, 1, env.gid_index, &env.gid)) {
+		snprintf(why, sizeof(why), "query_gid(port 1, index %d) failed",
+			 env.gid_index);
+		return why;
+	}
+	env.pd = ibv_alloc_pd(env.ctx);
+	if (!env.pd)
+		return "alloc_pd failed";
+	env.abi = uverbs_abi(env.ctx->device);
+	tap_note("device %s: %s link layer, LID %u, active MTU %u, GID index %d, uverbs ABI %d",
+		 ibv_get_device_name(env.ctx->device), env.eth ? "Ethernet" : "InfiniBand",
+		 env.port.lid, env.mtu, env.gid_index, env.abi);
+	return NULL;
+}
+
+void env_close(void)
+{
+	if (env.pd)
+		ibv_dealloc_pd(env.pd);
+	if (env.ctx)
+		ibv_close_device(env.ctx);
+}
+
+int uverbs_mappings(void)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "/dev/infiniband/uverbs"))
+			n++;
+	fclose(f);
+	return n;
+}
+
 struct ibv_cq *cq_new(struct run *r, int cqe, struct ibv_comp_channel *ch)
 {
 	struct ibv_cq *cq = ibv_create_cq(env.ctx, cqe, NULL, ch, 0);

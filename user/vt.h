@@ -34,9 +34,14 @@ struct env {
 	int gid_index;
 	bool eth;		/* Ethernet link layer: addresses need a GRH */
 	unsigned int mtu;	/* active MTU in bytes */
+	int abi;		/* the device's uverbs ABI version, or -1 */
 };
 
 extern struct env env;
+
+/* Opens device @name (NULL: the first) into env; returns why not, or NULL. */
+const char *env_open(const char *name);
+void env_close(void);
 
 /* --- memory --- */
 
@@ -52,6 +57,9 @@ struct ibv_sge sge_at(const struct buf *b, size_t off, uint32_t len);
 void fill(void *p, size_t n, uint32_t seed);
 /* Index of the first byte of p[0..n) that is not c, or n. */
 size_t first_not(const void *p, size_t n, unsigned char c);
+
+/* Mappings of a uverbs device file in this process (rings, with ABI 2). */
+int uverbs_mappings(void);
 
 /* --- objects --- */
 
