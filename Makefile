@@ -43,8 +43,9 @@ bench:
 
 clean:
 	rm -rf build generated
-	rm -f $(shell find module kunit cxx-core -name '*.o' -o -name '.*.cmd' -o -name '*.s') \
-		*.ko *.mod *.mod.c *.o .*.cmd Module.symvers modules.order
+	rm -f $(shell find module kunit cxx-core bench -name '*.o' -o -name '.*.cmd' -o -name '*.s') \
+		*.ko *.mod *.mod.c *.o .*.cmd Module.symvers modules.order \
+		bench/*.ko bench/*.mod bench/*.mod.c bench/Module.symvers bench/modules.order
 
 help:
 	@echo 'make demo       boot the test VM, load krwq, show it working'
