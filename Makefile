@@ -12,7 +12,7 @@
 # unless KDIR is given (scripts/test-kernel builds it once, then caches).
 kdir = $(or $(KDIR),$(shell scripts/test-kernel))
 
-.PHONY: all modules user demo check check-race host-test fuzz clean help kernel
+.PHONY: all modules user demo check check-race host-test fuzz bench clean help kernel
 
 all: modules
 
@@ -47,10 +47,16 @@ FUZZ_SECONDS ?= 600
 fuzz:
 	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_MERGE=1 scripts/check-fuzz
 
+include bench/bench.mk
+
+bench:
+	scripts/bench
+
 clean:
 	rm -rf build generated
-	rm -f $(shell find module kunit cxx-core -name '*.o' -o -name '.*.cmd' -o -name '*.s') \
-		*.ko *.mod *.mod.c *.o .*.cmd Module.symvers modules.order
+	rm -f $(shell find module kunit cxx-core bench -name '*.o' -o -name '.*.cmd' -o -name '*.s') \
+		*.ko *.mod *.mod.c *.o .*.cmd Module.symvers modules.order \
+		bench/*.ko bench/*.mod bench/*.mod.c bench/Module.symvers bench/modules.order
 
 help:
 	@echo 'make demo       boot the test VM, load krwq, show it working'
@@ -59,5 +65,6 @@ help:
 	@echo 'make            build krwq.ko and the KUnit module (KDIR=...)'
 	@echo 'make host-test  the core on the host: GoogleTest under ASan+UBSan, TSan'
 	@echo 'make fuzz       libFuzzer on the core for FUZZ_SECONDS (default 600)'
+	@echo 'make bench      benchmarks against rdmavt, rdma_rxe and a lock-free ring'
 	@echo 'make user       user/ programs (libibverbs) into build/user'
 	@echo 'make kernel     build (once) the cached test kernel'

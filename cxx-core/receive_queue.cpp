@@ -259,7 +259,7 @@ Status ReceiveQueue::resize(void *storage, u32 max_wr, const u32 *new_limit, voi
 	SpinGuard consumer(&k.c_lock);
 
 	u32 head;
-	u32 tail = load_relaxed(&k.tail);
+	const u32 tail = load_relaxed(&k.tail);
 	const u32 n = head_for_consumer(&head) ? occupancy(head, tail) : 0;
 	const u32 limit = new_limit ? *new_limit : q_.limit;
 	if (n >= geo.slots || limit >= geo.slots)
@@ -267,9 +267,13 @@ Status ReceiveQueue::resize(void *storage, u32 max_wr, const u32 *new_limit, voi
 
 	UserRing *new_user = user_ring() ? static_cast<UserRing *>(storage) : nullptr;
 	Rwqe *new_entries = new_user ? new_user->entries() : static_cast<Rwqe *>(storage);
-	for (u32 i = 0; i < n; i++, tail = next(tail))
-		copy_bytes(byte_offset<char>(new_entries, static_cast<usize>(i) * geo.stride),
-			   entry(tail), geo.stride);
+	// The queued entries are at most two runs of the old ring, from the
+	// tail to its end and then from slot 0; each run moves in one copy
+	// (the stride is the same: max_sge does not change).
+	const u32 first = n < q_.size - tail ? n : q_.size - tail;
+	copy_bytes(new_entries, entry(tail), static_cast<usize>(first) * geo.stride);
+	copy_bytes(byte_offset<char>(new_entries, static_cast<usize>(first) * geo.stride),
+		   entry(0), static_cast<usize>(n - first) * geo.stride);
 
 	*old_storage = user_ring() ? static_cast<void *>(q_.wq) : static_cast<void *>(k.curr_wq);
 	k.curr_wq = new_entries;

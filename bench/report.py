@@ -1,0 +1,297 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0
+"""report.py - turns the raw output of scripts/bench into build/bench.json,
+a Markdown table and build/bench.png.
+
+Inputs: Google Benchmark's JSON report of build/host-bench/host_bench, and
+the console output of bench/guest-bench.sh runs ("BENCH part metric device
+value" lines).  Every row compares krwq with a peer measured in the same
+process or the same boot.  ratio = krwq / peer; whether lower or higher is
+better is stated in the unit, and a goal is a bound on ratio.
+"""
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+
+
+def host_rows(path):
+    """Rows from Google Benchmark's JSON (median of the repetitions)."""
+    with open(path) as f:
+        doc = json.load(f)
+    med = {}
+    for b in doc["benchmarks"]:
+        if b.get("aggregate_name", "median") != "median":
+            continue
+        name = b.get("run_name", b["name"])
+        # single-thread figures use CPU time (steadier on a shared host);
+        # the two-thread ones wall time, which is what a pair of threads costs
+        t = b["real_time"] if "threads:" in name else b["cpu_time"]
+        med[name] = dict(b, t=t)
+
+    def ns(name, per=1.0):
+        b = med[name]
+        scale = {"ns": 1.0, "us": 1e3, "ms": 1e6}[b["time_unit"]]
+        return b["t"] * scale / per
+
+    floor = "Boost spsc_queue (floor)"
+    rows = []
+    for sge in (1, 4):
+        rows.append(row(f"host: post+take, {sge} SGE", "ns/op, lower is better",
+                        ns(f"BM_krwq_pair/{sge}"), floor, ns(f"BM_floor_pair/{sge}"),
+                        "ratio <= 1.5", lambda r: r <= 1.5))
+    rows.append(row("host: 32-WR list post + 32 takes, per WR", "ns/WR, lower is better",
+                    ns("BM_krwq_list32", 32), floor, ns("BM_floor_list32", 32)))
+    rows.append(row("host: producer + consumer threads, per WR", "ns/WR, lower is better",
+                    ns("BM_krwq_threads/real_time/threads:2"), floor,
+                    ns("BM_floor_threads/real_time/threads:2")))
+    rows.append(row("host: SRQ resize with 64K WRs queued", "us/resize, lower is better",
+                    ns("BM_krwq_srq_resize64k", 2) / 1e3, "calloc + memcpy (floor)",
+                    ns("BM_floor_srq_resize64k", 2) / 1e3))
+    base = ns("BM_krwq_depth/16")
+    for d in (16, 256, 4096, 65536):
+        rows.append(row(f"host: post+take at depth {d}", "ns/op, lower is better",
+                        ns(f"BM_krwq_depth/{d}"), floor, ns(f"BM_floor_depth/{d}"),
+                        "flat: krwq <= 1.5 x krwq at depth 16",
+                        lambda r, v=ns(f"BM_krwq_depth/{d}"): v <= 1.5 * base))
+    for d in (16, 256, 4096, 65536):
+        rows.append(row(f"host: bytes per queue, depth {d}, 1 SGE", "bytes, lower is better",
+                        med[f"BM_krwq_depth/{d}"]["queue_bytes"], floor,
+                        med[f"BM_floor_depth/{d}"]["queue_bytes"]))
+    return rows
+
+
+def row(name, unit, krwq, peer, peer_value, goal=None, test=None):
+    ratio = krwq / peer_value if peer_value else None
+    met = None
+    if test is not None and ratio is not None:
+        met = bool(test(ratio))
+    return {"name": name, "unit": unit, "krwq": round(krwq, 4), "peer": peer,
+            "peer_value": round(peer_value, 4),
+            "ratio": round(ratio, 4) if ratio is not None else None,
+            "goal": goal, "met": met}
+
+
+def guest_values(path):
+    vals, errors = {}, []
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = re.match(r"^BENCH (\w+) (\w+) (\w+) ([0-9.eE+-]+)\s*$", line)
+            if m:
+                vals[(m[1], m[2], m[3])] = float(m[4])
+            elif line.startswith("BENCH-ERROR"):
+                errors.append(line.strip())
+    return vals, errors
+
+
+KERNEL = [
+    ("post1", "kernel: ib_post_recv, 1 WR", "ns/call, lower is better", "ratio <= 1", 1.0),
+    ("post_list32", "kernel: ib_post_recv, 32-WR list", "ns/call, lower is better",
+     "ratio <= 0.5", 0.5),
+    ("take", "kernel: take one receive WQE", "ns/op, lower is better", "ratio <= 1", 1.0),
+    ("pair1", "kernel: post+take, 1 SGE", "ns/op, lower is better", None, None),
+    ("pair4", "kernel: post+take, 4 SGE", "ns/op, lower is better", None, None),
+    ("threads", "kernel: producer + consumer on 2 CPUs, per WR", "ns/WR, lower is better",
+     None, None),
+]
+
+LOWER_US = "us, lower is better"
+E2E = [
+    ("rc_pingpong_us_64", "ibv_rc_pingpong 64 B", "us/iter, lower is better"),
+    ("rc_pingpong_us_4096", "ibv_rc_pingpong 4 KiB", "us/iter, lower is better"),
+    ("send_lat_typical_us_64", "ib_send_lat 64 B, typical", LOWER_US),
+    ("send_bw_mmps_64", "ib_send_bw 64 B, message rate", "msg/s, higher is better"),
+    ("send_bw_mibs_64", "ib_send_bw 64 B, bandwidth", "MiB/s, higher is better"),
+    ("send_bw_mmps_4096", "ib_send_bw 4 KiB, message rate", "msg/s, higher is better"),
+    ("send_bw_mibs_4096", "ib_send_bw 4 KiB, bandwidth", "MiB/s, higher is better"),
+    ("send_bw_mmps_65536", "ib_send_bw 64 KiB, message rate", "msg/s, higher is better"),
+    ("send_bw_mibs_65536", "ib_send_bw 64 KiB, bandwidth", "MiB/s, higher is better"),
+    ("write_bw_mibs_4096", "ib_write_bw 4 KiB, bandwidth", "MiB/s, higher is better"),
+]
+
+
+def sig_digits(v):
+    """Significant digits of a figure printed with a fixed number of decimals."""
+    return len(f"{v:.6f}".replace(".", "").lstrip("0"))
+
+
+def exact_rates(vals):
+    """perftest prints bandwidth with two decimals and the message rate with
+    six, so a slow device loses one or the other to rounding.  For each
+    size, keep the one with more significant digits and derive the other:
+    MiB/s = Mmsg/s * 1e6 * size / 2^20."""
+    for (part, metric, dev), v in list(vals.items()):
+        m = re.match(r"^(\w+)_bw_mibs_(\d+)$", metric)
+        if part != "e2e" or not m:
+            continue
+        rate_key = ("e2e", f"{m[1]}_bw_mmps_{m[2]}", dev)
+        rate, size = vals.get(rate_key), int(m[2])
+        if rate is None:
+            continue
+        if sig_digits(rate * 1e6) > sig_digits(v * 100):
+            vals[(part, metric, dev)] = rate * 1e6 * size / 2**20
+        else:
+            vals[rate_key] = v * 2**20 / size / 1e6
+
+
+def guest_rows(vals, tag):
+    exact_rates(vals)
+    rows = []
+    sfx = f" ({tag})" if tag else ""
+    for metric, name, unit, goal, bound in KERNEL:
+        k, p = vals.get(("kernel", metric, "krwq")), vals.get(("kernel", metric, "rdmavt"))
+        if k is None or p is None:
+            continue
+        # the in-kernel part uses kernel QPs: the uverbs ABI does not apply
+        rows.append(row(name, unit, k, "rdmavt (same boot)", p, goal,
+                        (lambda r, b=bound: r <= b) if bound else None))
+    for metric, name, unit in E2E:
+        k, p = vals.get(("e2e", metric, "krwq0")), vals.get(("e2e", metric, "rxe0"))
+        if k is None or p is None:
+            continue
+        if "_mmps_" in metric:	# perftest reports millions of messages/s
+            k, p = k * 1e6, p * 1e6
+        higher = "higher" in unit
+        goal = "ratio >= 20" if higher else "ratio <= 0.05"
+        test = (lambda r: r >= 20) if higher else (lambda r: r <= 0.05)
+        rows.append(row("e2e: " + name + sfx, unit, k, "rxe0 (same boot)", p, goal, test))
+    # the copy limit: the faster of glibc's memcpy and rep movsb
+    k = vals.get(("e2e", "send_bw_mibs_65536", "krwq0"))
+    copies = [v for (p, m, d), v in vals.items()
+              if p == "e2e" and d == "memcpy" and m.endswith("_mibs_65536")]
+    if k is not None and copies:
+        rows.append(row("e2e: ib_send_bw 64 KiB against a 64 KiB copy" + sfx,
+                        "MiB/s, higher is better", k,
+                        "in-guest memcpy/rep movsb, best (same boot)", max(copies),
+                        "ratio >= 0.5", lambda r: r >= 0.5))
+    return rows
+
+
+def fmt(v):
+    if v is None:
+        return "-"
+    if v == 0:
+        return "0"
+    a = abs(v)
+    if a >= 100:
+        return f"{v:,.0f}"
+    if a >= 1:
+        return f"{v:.2f}"
+    return f"{v:.3g}"
+
+
+def advantage(r):
+    """How many times better krwq is than the peer (>1: krwq better)."""
+    if not r["ratio"]:
+        return None
+    return r["ratio"] if "higher is better" in r["unit"] else 1 / r["ratio"]
+
+
+def markdown(rows):
+    out = ["| benchmark | unit | krwq | peer | peer value | ratio | krwq better by | goal | met |",
+           "| --- | --- | ---: | --- | ---: | ---: | ---: | --- | --- |"]
+    for r in rows:
+        adv = advantage(r)
+        met = {True: "yes", False: "**no**", None: "-"}[r["met"]]
+        out.append(f"| {r['name']} | {r['unit']} | {fmt(r['krwq'])} | {r['peer']} | "
+                   f"{fmt(r['peer_value'])} | {fmt(r['ratio'])} | "
+                   f"{fmt(adv) + 'x' if adv else '-'} | {r['goal'] or '-'} | {met} |")
+    return "\n".join(out)
+
+
+def plot(rows, host_json, png, workdir):
+    """ns/op against depth (krwq and the floor) and krwq's advantage bars."""
+    depth = [(int(re.search(r"depth (\d+)$", r["name"])[1]), r["krwq"], r["peer_value"])
+             for r in rows if r["name"].startswith("host: post+take at depth")]
+    bars = [(r["name"], advantage(r)) for r in rows
+            if advantage(r) and not r["name"].startswith("host: bytes")]
+    dfile = os.path.join(workdir, "depth.dat")
+    bfile = os.path.join(workdir, "bars.dat")
+    with open(dfile, "w") as f:
+        for d, k, p in depth:
+            f.write(f"{d} {k} {p}\n")
+    with open(bfile, "w") as f:
+        for i, (n, a) in enumerate(bars):
+            label = n.replace('"', "'")
+            f.write(f'{i} {a} "{label}"\n')
+    lo = min([a for _, a in bars] + [1.0]) / 2
+    hi = max([a for _, a in bars] + [1.0]) * 2
+    script = f"""
+set terminal pngcairo size 1500,{520 + 20 * len(bars)} font ",9" noenhanced
+set output "{png}"
+set multiplot layout 1,2
+set title "post+take with the ring half full, against queue depth (host)"
+set logscale x 2
+set xlabel "queue depth (WRs)"
+set ylabel "ns per post+take"
+set yrange [0:*]
+set key top left
+plot "{dfile}" using 1:2 with linespoints lw 2 title "krwq core", \\
+     "{dfile}" using 1:3 with linespoints lw 2 title "Boost spsc_queue floor"
+set title "krwq against its peer, same process or same boot (>1: krwq better)"
+set logscale x 10
+set xrange [{lo}:{hi}]
+set xlabel "krwq better by (x, log scale)"
+unset ylabel
+set yrange [-1:{len(bars)}]
+set ytics font ",8"
+set style fill solid 0.6
+set key off
+set grid xtics
+set arrow 1 from 1, graph 0 to 1, graph 1 nohead lw 2 lc rgb "black"
+plot "{bfile}" using 2:1:($2 < 1 ? $2 : 1):($2 < 1 ? 1 : $2):($1 - 0.35):($1 + 0.35):($2 < 1 ? 0xc05050 : 0x4080c0):ytic(3) \\
+     with boxxyerrorbars lc rgb variable
+unset multiplot
+"""
+    sfile = os.path.join(workdir, "bench.gp")
+    with open(sfile, "w") as f:
+        f.write(script)
+    subprocess.run(["gnuplot", sfile], check=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--host", help="Google Benchmark JSON of host_bench")
+    ap.add_argument("--guest", action="append", default=[],
+                    help="LOG[:TAG] console output of guest-bench.sh")
+    ap.add_argument("--json", required=True)
+    ap.add_argument("--md", required=True)
+    ap.add_argument("--png")
+    ap.add_argument("--conditions", default="", help="when and under what load")
+    a = ap.parse_args()
+
+    rows, errors = [], []
+    if a.host:
+        rows += host_rows(a.host)
+    for g in a.guest:
+        path, _, tag = g.partition(":")
+        vals, errs = guest_values(path)
+        rows += guest_rows(vals, tag)
+        errors += [f"{path}: {e}" for e in errs]
+    with open(a.json, "w") as f:
+        json.dump(rows, f, indent=1)
+        f.write("\n")
+    md = markdown(rows)
+    if a.conditions:
+        md = f"Measured {a.conditions}.\n\n" + md
+    with open(a.md, "w") as f:
+        f.write(md + "\n")
+    print(md)
+    goals = [r for r in rows if r["met"] is not None]
+    met = [r for r in goals if r["met"]]
+    print(f"\ngoals met: {len(met)} of {len(goals)}")
+    for r in goals:
+        print(f"  {'met   ' if r['met'] else 'MISSED'} {r['name']}: ratio {fmt(r['ratio'])}, "
+              f"goal {r['goal']}")
+    for e in errors:
+        print(f"error: {e}", file=sys.stderr)
+    if a.png:
+        plot(rows, a.host, a.png, os.path.dirname(a.json) or ".")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
