@@ -27,6 +27,7 @@
 #define KRWQ_H
 
 #include <linux/refcount.h>
+#include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/timer.h>
 #include <linux/workqueue.h>
@@ -46,7 +47,7 @@
 #define KRWQ_MAX_SRQ_WR		65536
 #define KRWQ_MAX_SRQ_SGE	32
 #define KRWQ_MAX_MR		65536
-#define KRWQ_MAX_MR_SIZE	(1ULL << 32)
+#define KRWQ_MAX_MR_SIZE	SZ_4G
 #define KRWQ_MAX_PD		4096
 #define KRWQ_MAX_AH		4096
 /* bounds the time one copy runs with a QP's s_lock held, interrupts off */
@@ -132,7 +133,7 @@ struct krwq_mr {
 
 struct krwq_cq {
 	struct ib_cq ibcq;
-	spinlock_t lock;
+	spinlock_t lock;	/* the ring, head, tail, notify, flags */
 	struct ib_wc *ring;	/* slots = cqe + 1 */
 	u32 slots;
 	u32 head;		/* next to fill */
@@ -172,8 +173,8 @@ struct krwq_qp {
 	struct krwq_srq *srq;
 	struct krwq_rq rq;	/* unused (kwq NULL) with an SRQ */
 
-	spinlock_t s_lock;
-	spinlock_t r_lock;
+	spinlock_t s_lock;	/* the send queue, state changes */
+	spinlock_t r_lock;	/* the responder side: deliveries, drains */
 	enum ib_qp_state state;	/* written under s_lock and r_lock */
 	struct krwq_swqe *sq;	/* ring of sq_slots entries of sq_stride */
 	u32 sq_slots, sq_stride, sq_head, sq_tail;

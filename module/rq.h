@@ -62,7 +62,7 @@ struct krwq_rwq {
  *      entries of struct krwq_rq's stride, as in struct krwq_rwq.
  */
 struct krwq_krwq {
-	spinlock_t p_lock;
+	spinlock_t p_lock;	/* producers */
 	u32 head;
 	spinlock_t c_lock ____cacheline_aligned_in_smp;
 	u32 tail;

@@ -32,7 +32,7 @@ static const u32 krwq_rnr_usecs[32] = {
  * send_work: it bounds the time spent with s_lock held and interrupts off.
  */
 #define KRWQ_SQ_BUDGET_WRS	64
-#define KRWQ_SQ_BUDGET_BYTES	(1U << 20)
+#define KRWQ_SQ_BUDGET_BYTES	SZ_1M
 
 /* What executing one send WQE came to. */
 struct krwq_outcome {
