@@ -54,6 +54,12 @@ inline T *byte_offset(void *base, usize off)
 	return reinterpret_cast<T *>(static_cast<char *>(base) + off);
 }
 
+template <typename T>
+inline const T *byte_offset(const void *base, usize off)
+{
+	return reinterpret_cast<const T *>(static_cast<const char *>(base) + off);
+}
+
 }  // namespace krwq
 
 #endif  // KRWQ_BASE_H

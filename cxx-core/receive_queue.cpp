@@ -78,7 +78,7 @@ Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_si
 		return Status::kInvalid;
 	}
 
-	u32 head;
+	u32 head = 0;
 	if (user_ring()) {
 		head = load_acquire(&q_.wq->head);
 		if (head >= q_.size) {
@@ -141,7 +141,7 @@ TakeResult ReceiveQueue::take(krwq_taken *out)
 
 	const u32 tail = load_relaxed(&k.tail);	// only c_lock holders write it
 	if (k.count < kCountRefresh) {
-		u32 head;
+		u32 head = 0;
 		k.count = head_for_consumer(&head) ? occupancy(head, tail) : 0;
 		if (k.count == 0)
 			return TakeResult::kEmpty;
@@ -169,7 +169,7 @@ TakeResult ReceiveQueue::take(krwq_taken *out)
 	// SRQ limit: the cached count is a lower bound, so only when it is
 	// under the limit is the real length worth reading.
 	if (q_.limit && k.count < q_.limit) {
-		u32 head;
+		u32 head = 0;
 		k.count = head_for_consumer(&head) ? occupancy(head, next(tail)) : 0;
 		if (k.count < q_.limit) {
 			store_relaxed(&q_.limit, 0u);
@@ -183,7 +183,7 @@ u32 ReceiveQueue::count()
 {
 	KernelRing &k = *q_.kwq;
 	SpinGuard consumer(&k.c_lock);
-	u32 head;
+	u32 head = 0;
 	if (!head_for_consumer(&head))
 		return 0;
 	k.count = occupancy(head, load_relaxed(&k.tail));
@@ -194,7 +194,7 @@ u32 ReceiveQueue::count()
 void ReceiveQueue::drain(const krwq_sink *sink)
 {
 	KernelRing &k = *q_.kwq;
-	u32 head;
+	u32 head = 0;
 	u32 tail = load_relaxed(&k.tail);
 	if (head_for_consumer(&head)) {
 		for (; tail != head; tail = next(tail)) {
@@ -219,7 +219,7 @@ void ReceiveQueue::set_state(krwq_rq_state state, const krwq_sink *sink)
 	q_.state = static_cast<u8>(state);
 }
 
-krwq_rq_state ReceiveQueue::state()
+krwq_rq_state ReceiveQueue::state() const
 {
 	SpinGuard consumer(&q_.kwq->c_lock);
 	return static_cast<krwq_rq_state>(q_.state);
@@ -236,7 +236,7 @@ Status ReceiveQueue::set_limit(u32 limit)
 
 Status ReceiveQueue::resize(void *storage, u32 max_wr, const u32 *new_limit, void **old_storage)
 {
-	krwq_geometry geo;
+	krwq_geometry geo{};
 	if (compute_geometry(max_wr, q_.max_sge, &geo) != Status::kOk)
 		return Status::kInvalid;
 
@@ -245,7 +245,7 @@ Status ReceiveQueue::resize(void *storage, u32 max_wr, const u32 *new_limit, voi
 	SpinGuard producer(&k.p_lock);
 	SpinGuard consumer(&k.c_lock);
 
-	u32 head;
+	u32 head = 0;
 	u32 tail = load_relaxed(&k.tail);
 	const u32 n = head_for_consumer(&head) ? occupancy(head, tail) : 0;
 	const u32 limit = new_limit ? *new_limit : q_.limit;

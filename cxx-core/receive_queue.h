@@ -45,7 +45,7 @@ public:
 	TakeResult take(krwq_taken *out);
 	u32 count();
 	void set_state(krwq_rq_state state, const krwq_sink *sink);
-	krwq_rq_state state();
+	krwq_rq_state state() const;
 	Status set_limit(u32 limit);
 	u32 limit() const { return load_relaxed(&q_.limit); }
 	// A null new_limit keeps the armed limit, which must fit the new size.

@@ -25,7 +25,7 @@ int krwq_rq_geometry(unsigned int max_wr, unsigned int max_sge, krwq_geometry *g
 int krwq_rq_init(krwq_rq *rq, krwq_krwq *kwq, void *storage, unsigned int flags, unsigned int max_wr,
 		 unsigned int max_sge)
 {
-	krwq_geometry geo;
+	krwq_geometry geo{};
 	const auto status = krwq::compute_geometry(max_wr, max_sge, &geo);
 	if (status == krwq::Status::kOk)
 		ReceiveQueue(rq).init(reinterpret_cast<krwq::KernelRing *>(kwq), storage,

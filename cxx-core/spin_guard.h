@@ -19,6 +19,8 @@ public:
 
 	SpinGuard(const SpinGuard &) = delete;
 	SpinGuard &operator=(const SpinGuard &) = delete;
+	SpinGuard(SpinGuard &&) = delete;
+	SpinGuard &operator=(SpinGuard &&) = delete;
 
 private:
 	void *const lock_;
