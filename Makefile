@@ -12,7 +12,7 @@
 # unless KDIR is given (scripts/test-kernel builds it once, then caches).
 kdir = $(or $(KDIR),$(shell scripts/test-kernel))
 
-.PHONY: all modules user demo check host-test clean help kernel
+.PHONY: all modules user demo check host-test clean help kernel lint
 
 all: modules
 
@@ -31,6 +31,9 @@ demo:
 check:
 	scripts/check
 
+lint:
+	scripts/lint
+
 host-test: build/host-asan/rq_test build/host-tsan/rq_test
 	build/host-asan/rq_test
 	TSAN_OPTIONS=halt_on_error=1 build/host-tsan/rq_test
@@ -47,5 +50,6 @@ help:
 	@echo 'make check      every test; ends with "N passed, N failed"'
 	@echo 'make            build krwq.ko and the KUnit module (KDIR=...)'
 	@echo 'make host-test  the core on the host: GoogleTest under ASan+UBSan, TSan'
+	@echo 'make lint       checkpatch, sparse, kernel-doc, clang-format, clang-tidy'
 	@echo 'make user       user/ programs (libibverbs) into build/user'
 	@echo 'make kernel     build (once) the cached test kernel'
