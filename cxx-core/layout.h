@@ -128,6 +128,6 @@ KRWQ_CHECK_OFFSET(QueueDesc, state, KRWQ_RQ_STATE);
 #undef KRWQ_CHECK_SIZE
 #undef KRWQ_CHECK_OFFSET
 
-}  // namespace krwq
+} // namespace krwq
 
-#endif  // KRWQ_LAYOUT_H
+#endif // KRWQ_LAYOUT_H

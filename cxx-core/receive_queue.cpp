@@ -18,9 +18,9 @@ Status compute_geometry(u32 max_wr, u32 max_sge, krwq_geometry *out)
 	out->ring_bytes = static_cast<u64>(out->slots) * stride;
 	return Status::kOk;
 }
-static_assert(static_cast<u64>(KRWQ_CORE_MAX_WR + 1) *
-		      (sizeof(Rwqe) + KRWQ_CORE_MAX_SGE * sizeof(Sge)) < (1ull << 40),
-	      "ring sizes must not overflow");
+constexpr u64 kMaxRingBytes =
+	static_cast<u64>(KRWQ_CORE_MAX_WR + 1) * (sizeof(Rwqe) + KRWQ_CORE_MAX_SGE * sizeof(Sge));
+static_assert(kMaxRingBytes < (1ull << 40), "ring sizes must not overflow");
 static_assert((KRWQ_CORE_MAX_SGE + 1) * sizeof(Sge) < (1u << 16), "stride fits easily in u32");
 static_assert(KRWQ_CORE_MAX_SGE <= 255, "num_sge is stored in a u8");
 
@@ -86,7 +86,7 @@ Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_si
 			return Status::kInvalid;
 		}
 	} else {
-		head = load_relaxed(&k.head);	// only p_lock holders write it
+		head = load_relaxed(&k.head); // only p_lock holders write it
 	}
 	const u32 first_head = head;
 	u32 tail = load_acquire(&k.tail);
@@ -107,7 +107,7 @@ Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_si
 		}
 		const u32 after = next(head);
 		if (after == tail) {
-			tail = load_acquire(&k.tail);	// a consumer may have moved on
+			tail = load_acquire(&k.tail); // a consumer may have moved on
 			if (after == tail) {
 				status = Status::kNoMemory;
 				break;
@@ -139,7 +139,7 @@ TakeResult ReceiveQueue::take(krwq_taken *out)
 	if (q_.state != KRWQ_RQ_ACTIVE)
 		return TakeResult::kEmpty;
 
-	const u32 tail = load_relaxed(&k.tail);	// only c_lock holders write it
+	const u32 tail = load_relaxed(&k.tail); // only c_lock holders write it
 	if (k.count < kCountRefresh) {
 		u32 head = 0;
 		k.count = head_for_consumer(&head) ? occupancy(head, tail) : 0;
@@ -271,4 +271,4 @@ Status ReceiveQueue::resize(void *storage, u32 max_wr, const u32 *new_limit, voi
 	return Status::kOk;
 }
 
-}  // namespace krwq
+} // namespace krwq

@@ -13,8 +13,7 @@ namespace krwq {
 
 class [[nodiscard]] SpinGuard {
 public:
-	explicit SpinGuard(void *lock)
-		: lock_(lock), flags_(krwq_spin_lock_irqsave(lock)) {}
+	explicit SpinGuard(void *lock) : lock_(lock), flags_(krwq_spin_lock_irqsave(lock)) {}
 	~SpinGuard() { krwq_spin_unlock_irqrestore(lock_, flags_); }
 
 	SpinGuard(const SpinGuard &) = delete;
@@ -27,6 +26,6 @@ private:
 	const unsigned long flags_;
 };
 
-}  // namespace krwq
+} // namespace krwq
 
-#endif  // KRWQ_SPIN_GUARD_H
+#endif // KRWQ_SPIN_GUARD_H
