@@ -68,8 +68,9 @@ echo 1 > $T/tracing_on
 
 # listening PORT: a TCP socket listens on PORT (state 0A in /proc/net)
 listening() {
-	awk -v p="$(printf ':%04X' "$1")" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
-		END { exit !f }' /proc/net/tcp /proc/net/tcp6
+	cat /proc/net/tcp /proc/net/tcp6 2> /dev/null |
+		awk -v p="$(printf ':%04X' "$1")" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
+			END { exit !f }'
 }
 
 timeout 120 ibv_rc_pingpong -d krwq0 -g 0 -p 18700 -n $ITERS -s $SIZE > /tmp/pp-server.log 2>&1 &
