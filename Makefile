@@ -12,7 +12,7 @@
 # unless KDIR is given (scripts/test-kernel builds it once, then caches).
 kdir = $(or $(KDIR),$(shell scripts/test-kernel))
 
-.PHONY: all modules user demo check check-race host-test fuzz bench clean help kernel
+.PHONY: all modules user demo check check-race host-test fuzz bench clean help kernel lint
 
 all: modules
 
@@ -34,6 +34,9 @@ check:
 # KCSAN: a second cached kernel; not part of make check
 check-race:
 	scripts/check-race
+
+lint:
+	scripts/lint
 
 host-test: build/host-asan/rq_test build/host-tsan/rq_test
 	build/host-asan/rq_test
@@ -66,5 +69,6 @@ help:
 	@echo 'make host-test  the core on the host: GoogleTest under ASan+UBSan, TSan'
 	@echo 'make fuzz       libFuzzer on the core for FUZZ_SECONDS (default 600)'
 	@echo 'make bench      benchmarks against rdmavt, rdma_rxe and a lock-free ring'
+	@echo 'make lint       checkpatch, sparse, kernel-doc, clang-format, clang-tidy'
 	@echo 'make user       user/ programs (libibverbs) into build/user'
 	@echo 'make kernel     build (once) the cached test kernel'

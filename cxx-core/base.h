@@ -28,25 +28,43 @@ enum class Status : int {
 	kInvalid = -KRWQ_EINVAL,
 };
 
-constexpr int to_errno(Status s) { return static_cast<int>(s); }
+constexpr int to_errno(Status s)
+{
+	return static_cast<int>(s);
+}
 
 // Shared indices are only ever touched through these, so every access
 // names its ordering.  The builtins are the compiler's own; they need no
 // runtime library and KCSAN/TSan see them as atomic.
 template <typename T>
-inline T load_acquire(const T *p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+inline T load_acquire(const T *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
 
 template <typename T>
-inline T load_relaxed(const T *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+inline T load_relaxed(const T *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
 
 template <typename T>
-inline void store_release(T *p, T v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+inline void store_release(T *p, T v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+}
 
 template <typename T>
-inline void store_relaxed(T *p, T v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+inline void store_relaxed(T *p, T v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
 
 // Byte copy that the compiler may turn into memcpy; entries are small.
-inline void copy_bytes(void *dst, const void *src, usize n) { __builtin_memcpy(dst, src, n); }
+inline void copy_bytes(void *dst, const void *src, usize n)
+{
+	__builtin_memcpy(dst, src, n);
+}
 
 template <typename T>
 inline T *byte_offset(void *base, usize off)
@@ -54,6 +72,12 @@ inline T *byte_offset(void *base, usize off)
 	return reinterpret_cast<T *>(static_cast<char *>(base) + off);
 }
 
-}  // namespace krwq
+template <typename T>
+inline const T *byte_offset(const void *base, usize off)
+{
+	return reinterpret_cast<const T *>(static_cast<const char *>(base) + off);
+}
 
-#endif  // KRWQ_BASE_H
+} // namespace krwq
+
+#endif // KRWQ_BASE_H

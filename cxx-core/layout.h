@@ -35,10 +35,7 @@ struct Rwqe {
 	u8 padding[7];
 
 	Sge *sg_list() { return byte_offset<Sge>(this, KRWQ_RWQE_SG_LIST); }
-	const Sge *sg_list() const
-	{
-		return byte_offset<const Sge>(const_cast<Rwqe *>(this), KRWQ_RWQE_SG_LIST);
-	}
+	const Sge *sg_list() const { return byte_offset<Sge>(this, KRWQ_RWQE_SG_LIST); }
 };
 
 // struct krwq_rwq: a user-mappable ring
@@ -113,7 +110,7 @@ KRWQ_CHECK_OFFSET(KernelRing, c_lock, KRWQ_KRWQ_C_LOCK);
 KRWQ_CHECK_OFFSET(KernelRing, tail, KRWQ_KRWQ_TAIL);
 KRWQ_CHECK_OFFSET(KernelRing, count, KRWQ_KRWQ_COUNT);
 KRWQ_CHECK_OFFSET(KernelRing, curr_wq, KRWQ_KRWQ_CURR_WQ);
-static_assert(KRWQ_KRWQ_WQ == __builtin_offsetof(KernelRing, curr_wq) + sizeof(Rwqe *),
+static_assert(KRWQ_KRWQ_WQ == __builtin_offsetof(KernelRing, curr_wq) + sizeof(void *),
 	      "wq[] must follow curr_wq");
 static_assert(KRWQ_KRWQ_C_LOCK % KRWQ_CACHE_LINE == 0, "c_lock must start a cache line");
 static_assert(KRWQ_KRWQ_C_LOCK >= KRWQ_KRWQ_HEAD + sizeof(u32),
@@ -131,6 +128,6 @@ KRWQ_CHECK_OFFSET(QueueDesc, state, KRWQ_RQ_STATE);
 #undef KRWQ_CHECK_SIZE
 #undef KRWQ_CHECK_OFFSET
 
-}  // namespace krwq
+} // namespace krwq
 
-#endif  // KRWQ_LAYOUT_H
+#endif // KRWQ_LAYOUT_H

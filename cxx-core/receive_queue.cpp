@@ -18,9 +18,9 @@ Status compute_geometry(u32 max_wr, u32 max_sge, krwq_geometry *out)
 	out->ring_bytes = static_cast<u64>(out->slots) * stride;
 	return Status::kOk;
 }
-static_assert(static_cast<u64>(KRWQ_CORE_MAX_WR + 1) *
-		      (sizeof(Rwqe) + KRWQ_CORE_MAX_SGE * sizeof(Sge)) < (1ull << 40),
-	      "ring sizes must not overflow");
+constexpr u64 kMaxRingBytes =
+	static_cast<u64>(KRWQ_CORE_MAX_WR + 1) * (sizeof(Rwqe) + KRWQ_CORE_MAX_SGE * sizeof(Sge));
+static_assert(kMaxRingBytes < (1ull << 40), "ring sizes must not overflow");
 static_assert((KRWQ_CORE_MAX_SGE + 1) * sizeof(Sge) < (1u << 16), "stride fits easily in u32");
 static_assert(KRWQ_CORE_MAX_SGE <= 255, "num_sge is stored in a u8");
 
@@ -78,7 +78,7 @@ Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_si
 		return Status::kInvalid;
 	}
 
-	u32 head;
+	u32 head = 0;
 	if (user_ring()) {
 		head = load_acquire(&q_.wq->head);
 		if (head >= q_.size) {
@@ -86,7 +86,7 @@ Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_si
 			return Status::kInvalid;
 		}
 	} else {
-		head = load_relaxed(&k.head);	// only p_lock holders write it
+		head = load_relaxed(&k.head); // only p_lock holders write it
 	}
 	const u32 first_head = head;
 	u32 tail = load_acquire(&k.tail);
@@ -107,7 +107,7 @@ Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_si
 		}
 		const u32 after = next(head);
 		if (after == tail) {
-			tail = load_acquire(&k.tail);	// a consumer may have moved on
+			tail = load_acquire(&k.tail); // a consumer may have moved on
 			if (after == tail) {
 				status = Status::kNoMemory;
 				break;
@@ -139,9 +139,9 @@ TakeResult ReceiveQueue::take(krwq_taken *out)
 	if (q_.state != KRWQ_RQ_ACTIVE)
 		return TakeResult::kEmpty;
 
-	const u32 tail = load_relaxed(&k.tail);	// only c_lock holders write it
+	const u32 tail = load_relaxed(&k.tail); // only c_lock holders write it
 	if (k.count < kCountRefresh) {
-		u32 head;
+		u32 head = 0;
 		k.count = head_for_consumer(&head) ? occupancy(head, tail) : 0;
 		if (k.count == 0)
 			return TakeResult::kEmpty;
@@ -169,7 +169,7 @@ TakeResult ReceiveQueue::take(krwq_taken *out)
 	// SRQ limit: the cached count is a lower bound, so only when it is
 	// under the limit is the real length worth reading.
 	if (q_.limit && k.count < q_.limit) {
-		u32 head;
+		u32 head = 0;
 		k.count = head_for_consumer(&head) ? occupancy(head, next(tail)) : 0;
 		if (k.count < q_.limit) {
 			store_relaxed(&q_.limit, 0u);
@@ -183,7 +183,7 @@ u32 ReceiveQueue::count()
 {
 	KernelRing &k = *q_.kwq;
 	SpinGuard consumer(&k.c_lock);
-	u32 head;
+	u32 head = 0;
 	if (!head_for_consumer(&head))
 		return 0;
 	k.count = occupancy(head, load_relaxed(&k.tail));
@@ -195,7 +195,8 @@ u32 ReceiveQueue::count()
 u32 ReceiveQueue::drain(u32 max, const krwq_sink *sink)
 {
 	KernelRing &k = *q_.kwq;
-	u32 head, n = 0;
+	u32 head = 0;
+	u32 n = 0;
 	u32 tail = load_relaxed(&k.tail);
 	if (head_for_consumer(&head)) {
 		for (; tail != head && n < max; tail = next(tail), n++) {
@@ -204,7 +205,7 @@ u32 ReceiveQueue::drain(u32 max, const krwq_sink *sink)
 		}
 	}
 	publish_tail(tail);
-	k.count = 0;	// a lower bound; take() recomputes it
+	k.count = 0; // a lower bound; take() recomputes it
 	return n;
 }
 
@@ -226,13 +227,13 @@ void ReceiveQueue::set_state(krwq_rq_state state, const krwq_sink *sink)
 	SpinGuard consumer(&k.c_lock);
 
 	if (state == KRWQ_RQ_FLUSH)
-		drain(q_.size, sink);	// a ring never holds more than size - 1
+		drain(q_.size, sink); // a ring never holds more than size - 1
 	else if (state == KRWQ_RQ_RESET)
 		empty_ring();
 	q_.state = static_cast<u8>(state);
 }
 
-krwq_rq_state ReceiveQueue::state()
+krwq_rq_state ReceiveQueue::state() const
 {
 	SpinGuard consumer(&q_.kwq->c_lock);
 	return static_cast<krwq_rq_state>(q_.state);
@@ -249,7 +250,7 @@ Status ReceiveQueue::set_limit(u32 limit)
 
 Status ReceiveQueue::resize(void *storage, u32 max_wr, const u32 *new_limit, void **old_storage)
 {
-	krwq_geometry geo;
+	krwq_geometry geo{};
 	if (compute_geometry(max_wr, q_.max_sge, &geo) != Status::kOk)
 		return Status::kInvalid;
 
@@ -258,7 +259,7 @@ Status ReceiveQueue::resize(void *storage, u32 max_wr, const u32 *new_limit, voi
 	SpinGuard producer(&k.p_lock);
 	SpinGuard consumer(&k.c_lock);
 
-	u32 head;
+	u32 head = 0;
 	const u32 tail = load_relaxed(&k.tail);
 	const u32 n = head_for_consumer(&head) ? occupancy(head, tail) : 0;
 	const u32 limit = new_limit ? *new_limit : q_.limit;
@@ -272,8 +273,8 @@ Status ReceiveQueue::resize(void *storage, u32 max_wr, const u32 *new_limit, voi
 	// (the stride is the same: max_sge does not change).
 	const u32 first = n < q_.size - tail ? n : q_.size - tail;
 	copy_bytes(new_entries, entry(tail), static_cast<usize>(first) * geo.stride);
-	copy_bytes(byte_offset<char>(new_entries, static_cast<usize>(first) * geo.stride),
-		   entry(0), static_cast<usize>(n - first) * geo.stride);
+	copy_bytes(byte_offset<char>(new_entries, static_cast<usize>(first) * geo.stride), entry(0),
+		   static_cast<usize>(n - first) * geo.stride);
 
 	*old_storage = user_ring() ? static_cast<void *>(q_.wq) : static_cast<void *>(k.curr_wq);
 	k.curr_wq = new_entries;
@@ -288,4 +289,4 @@ Status ReceiveQueue::resize(void *storage, u32 max_wr, const u32 *new_limit, voi
 	return Status::kOk;
 }
 
-}  // namespace krwq
+} // namespace krwq

@@ -30,8 +30,8 @@ Status compute_geometry(u32 max_wr, u32 max_sge, krwq_geometry *out);
 
 // What take() found.
 enum class TakeResult : int {
-	kMalformed = -KRWQ_EINVAL,	// consumed, but a user ring held garbage
-	kEmpty = 0,			// nothing to take in this state
+	kMalformed = -KRWQ_EINVAL, // consumed, but a user ring held garbage
+	kEmpty = 0,		   // nothing to take in this state
 	kTaken = 1,
 };
 
@@ -39,15 +39,14 @@ class ReceiveQueue {
 public:
 	explicit ReceiveQueue(krwq_rq *rq) : q_(*reinterpret_cast<QueueDesc *>(rq)) {}
 
-	void init(KernelRing *kwq, void *storage, bool user, const krwq_geometry &geo,
-		  u32 max_sge);
+	void init(KernelRing *kwq, void *storage, bool user, const krwq_geometry &geo, u32 max_sge);
 	Status post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_sink *sink);
 	TakeResult take(krwq_taken *out);
 	u32 count();
 	void set_state(krwq_rq_state state, const krwq_sink *sink);
 	// In FLUSH: completes up to max entries posted since, oldest first.
 	u32 flush(u32 max, const krwq_sink *sink);
-	krwq_rq_state state();
+	krwq_rq_state state() const;
 	Status set_limit(u32 limit);
 	u32 limit() const { return load_relaxed(&q_.limit); }
 	// A null new_limit keeps the armed limit, which must fit the new size.
@@ -77,6 +76,6 @@ private:
 	QueueDesc &q_;
 };
 
-}  // namespace krwq
+} // namespace krwq
 
-#endif  // KRWQ_RECEIVE_QUEUE_H
+#endif // KRWQ_RECEIVE_QUEUE_H

@@ -11,9 +11,12 @@ namespace {
 
 // The C side hands out `struct ib_recv_wr` and `struct ib_sge`, which the
 // core knows as RecvWr and Sge (layout.h checks that they agree).
-const RecvWr *as_recv_wr(const ib_recv_wr *wr) { return reinterpret_cast<const RecvWr *>(wr); }
+const RecvWr *as_recv_wr(const ib_recv_wr *wr)
+{
+	return reinterpret_cast<const RecvWr *>(wr);
+}
 
-}  // namespace
+} // namespace
 
 extern "C" {
 
@@ -22,10 +25,10 @@ int krwq_rq_geometry(unsigned int max_wr, unsigned int max_sge, krwq_geometry *g
 	return krwq::to_errno(krwq::compute_geometry(max_wr, max_sge, geo));
 }
 
-int krwq_rq_init(krwq_rq *rq, krwq_krwq *kwq, void *storage, unsigned int flags, unsigned int max_wr,
-		 unsigned int max_sge)
+int krwq_rq_init(krwq_rq *rq, krwq_krwq *kwq, void *storage, unsigned int flags,
+		 unsigned int max_wr, unsigned int max_sge)
 {
-	krwq_geometry geo;
+	krwq_geometry geo{};
 	const auto status = krwq::compute_geometry(max_wr, max_sge, &geo);
 	if (status == krwq::Status::kOk)
 		ReceiveQueue(rq).init(reinterpret_cast<krwq::KernelRing *>(kwq), storage,
@@ -84,4 +87,4 @@ int krwq_rq_resize(krwq_rq *rq, void *storage, unsigned int max_wr, const unsign
 	return krwq::to_errno(ReceiveQueue(rq).resize(storage, max_wr, limit, old_storage));
 }
 
-}  // extern "C"
+} // extern "C"

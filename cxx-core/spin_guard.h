@@ -13,18 +13,19 @@ namespace krwq {
 
 class [[nodiscard]] SpinGuard {
 public:
-	explicit SpinGuard(void *lock)
-		: lock_(lock), flags_(krwq_spin_lock_irqsave(lock)) {}
+	explicit SpinGuard(void *lock) : lock_(lock), flags_(krwq_spin_lock_irqsave(lock)) {}
 	~SpinGuard() { krwq_spin_unlock_irqrestore(lock_, flags_); }
 
 	SpinGuard(const SpinGuard &) = delete;
 	SpinGuard &operator=(const SpinGuard &) = delete;
+	SpinGuard(SpinGuard &&) = delete;
+	SpinGuard &operator=(SpinGuard &&) = delete;
 
 private:
 	void *const lock_;
 	const unsigned long flags_;
 };
 
-}  // namespace krwq
+} // namespace krwq
 
-#endif  // KRWQ_SPIN_GUARD_H
+#endif // KRWQ_SPIN_GUARD_H

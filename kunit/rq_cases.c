@@ -3,8 +3,9 @@
  * rq_cases.c - the receive-queue cases, written once against the core's
  * C API (krwq_core.h) and run both by KUnit in the test kernel (suite
  * krwq_rq, kunit/rq_suite.c) and by GoogleTest on the host, where
- * kunit/host/host-include/kunit/test.h stands in for KUnit.  Each "rdmavt:" note names the 6.1 behaviour a
- * case would catch (receive-queue-semantics.md, section 5).
+ * kunit/host/host-include/kunit/test.h stands in for KUnit.  Each
+ * "rdmavt:" note names the 6.1 behaviour a case would catch
+ * (receive-queue-semantics.md, section 5).
  */
 #include <kunit/test.h>
 
@@ -158,7 +159,7 @@ static void geometry_limits(struct kunit *t)
 
 	KUNIT_EXPECT_EQ(t, krwq_rq_geometry(KRWQ_CORE_MAX_WR, KRWQ_CORE_MAX_SGE, &g), 0);
 	KUNIT_EXPECT_EQ(t, g.ring_bytes,
-		     (u64)(KRWQ_CORE_MAX_WR + 1) * (16 + 16 * KRWQ_CORE_MAX_SGE));
+			(u64)(KRWQ_CORE_MAX_WR + 1) * (16 + 16 * KRWQ_CORE_MAX_SGE));
 	KUNIT_EXPECT_EQ(t, krwq_rq_geometry(KRWQ_CORE_MAX_WR + 1, 1, &g), -KRWQ_EINVAL);
 	KUNIT_EXPECT_EQ(t, krwq_rq_geometry(0xffffffffu, 1, &g), -KRWQ_EINVAL);
 	KUNIT_EXPECT_EQ(t, krwq_rq_geometry(1, KRWQ_CORE_MAX_SGE + 1, &g), -KRWQ_EINVAL);
@@ -1098,8 +1099,8 @@ static void run_stress(struct kunit *t, int producers, bool resize)
 		KUNIT_EXPECT_EQ(t, s.taken[i], s.total);
 	KUNIT_EXPECT_EQ(t, krwq_rq_count(s.rq), 0u);
 	kunit_info(t, "%d producer(s): posted %u, taken %u, resizes %u",
-		producers, producers * s.total,
-		s.taken[0] + (producers > 1 ? s.taken[1] : 0), s.resizes);
+		   producers, producers * s.total,
+		   s.taken[0] + (producers > 1 ? s.taken[1] : 0), s.resizes);
 	rq_env_free(s.rq);
 }
 

@@ -118,6 +118,7 @@ static struct kunit_suite krwq_rq_suite = {
 	.name = "krwq_rq",
 	.test_cases = krwq_rq_cases,
 };
+
 kunit_test_suite(krwq_rq_suite);
 
 MODULE_DESCRIPTION("KUnit: krwq's receive-queue core");

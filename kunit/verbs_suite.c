@@ -694,4 +694,5 @@ static struct kunit_suite krwq_verbs_suite = {
 	.exit = vt_exit,
 	.test_cases = krwq_verbs_cases,
 };
+
 kunit_test_suite(krwq_verbs_suite);

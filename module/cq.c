@@ -14,6 +14,7 @@
 #include <linux/vmalloc.h>
 
 #include "krwq.h"
+#include "trace.h"
 
 static void krwq_cq_notify_work(struct work_struct *work)
 {
@@ -420,6 +421,7 @@ bool krwq_cq_enter(struct krwq_cq *cq, const struct ib_wc *wc, bool solicited)
 		cq->ring[cq->head] = *wc;
 	}
 	cq->head = next;
+	trace_krwq_cqe(cq, wc);
 	if (cq->notify == IB_CQ_NEXT_COMP ||
 	    (cq->notify == IB_CQ_SOLICITED &&
 	     (solicited || wc->status != IB_WC_SUCCESS))) {

@@ -33,6 +33,7 @@
 
 #include <linux/mutex.h>
 #include <linux/refcount.h>
+#include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/timer.h>
 #include <linux/workqueue.h>
@@ -52,7 +53,7 @@
 #define KRWQ_MAX_SRQ_WR		65536
 #define KRWQ_MAX_SRQ_SGE	32
 #define KRWQ_MAX_MR		65536
-#define KRWQ_MAX_MR_SIZE	(1ULL << 32)
+#define KRWQ_MAX_MR_SIZE	SZ_4G
 #define KRWQ_MAX_PD		4096
 #define KRWQ_MAX_AH		4096
 /* bounds the time one copy runs with a QP's s_lock held, interrupts off */
@@ -179,7 +180,7 @@ struct krwq_cq_uring {
 
 struct krwq_cq {
 	struct ib_cq ibcq;
-	spinlock_t lock;
+	spinlock_t lock;	/* the ring, head, tail, notify, flags */
 	struct ib_wc *ring;	/* kernel ring, slots = cqe + 1; or NULL */
 	struct krwq_cq_uring *uring;	/* user-mapped ring (ABI 2); or NULL */
 	struct rdma_user_mmap_entry *mmap;	/* uring's */
@@ -226,8 +227,8 @@ struct krwq_qp {
 	struct krwq_rq rq;	/* unused (kwq NULL) with an SRQ */
 	struct rdma_user_mmap_entry *rq_mmap;	/* rq is user-mapped (ABI 2) */
 
-	spinlock_t s_lock;
-	spinlock_t r_lock;
+	spinlock_t s_lock;	/* the send queue, state changes */
+	spinlock_t r_lock;	/* the responder side: deliveries, drains */
 	enum ib_qp_state state;	/* written under s_lock and r_lock */
 	struct krwq_swqe *sq;	/* ring of sq_slots entries of sq_stride */
 	u32 sq_slots, sq_stride, sq_head, sq_tail;

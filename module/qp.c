@@ -15,6 +15,7 @@
 #include "krwq.h"
 #include "krwq_core.h"
 #include "rq_alloc.h"
+#include "trace.h"
 
 static void krwq_qp_err_work(struct work_struct *work);
 
@@ -82,6 +83,7 @@ void krwq_rq_flushed(void *ctx, unsigned long long wr_id)
 	};
 
 	krwq_count(qp->dev, KRWQ_STAT_RX_FLUSHED, 1);
+	trace_krwq_flush(qp, wr_id);
 	/* an overflow here is moot: the QP is in ERR already */
 	krwq_cq_enter(krwq_recv_cq(qp), &wc, false);
 }
@@ -615,6 +617,7 @@ int krwq_post_counted(struct krwq_dev *dev, struct krwq_rq *rq,
 	for (; wr != end; wr = wr->next)
 		n++;
 	krwq_count(dev, KRWQ_STAT_RX_POSTED, n);
+	trace_krwq_post_recv(dev, rq, n, ret);
 	if (ret == -ENOMEM)
 		krwq_count(dev, KRWQ_STAT_RX_FULL, 1);
 	return ret;

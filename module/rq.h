@@ -6,6 +6,9 @@
  * (Linux 6.1 include/rdma/rdmavt_qp.h), struct krwq_rwqe mirrors
  * struct rvt_rwqe and struct krwq_rwq mirrors the user-mappable
  * struct rvt_rwq that rdma-core's ipathverbs provider writes with ABI 2.
+ * Where rdmavt declares the entries as an array of struct rvt_rwqe, an
+ * array of a struct that ends in a flexible array, these declare bytes
+ * at the same offset: an entry's size is the ring's stride.
  * The C++ core never sees these definitions: it sees the offsets that
  * layout.c extracts from them, and static_asserts its own view against
  * those.  Reorder a member here and the core stops compiling.
@@ -36,12 +39,14 @@ struct krwq_rwqe {
  * struct krwq_rwq - a ring that user space maps (uverbs ABI 2).
  * @head: next slot user space fills; written by the producer.
  * @tail: next slot the kernel takes; published by the kernel.
- * @wq: the entries.
+ * @wq: the entries, each a struct krwq_rwqe with room for max_sge
+ *      scatter entries (struct krwq_rq's stride): bytes, not an array of
+ *      struct krwq_rwqe, since that struct ends in a flexible array.
  */
 struct krwq_rwq {
 	u32 head;
 	u32 tail;
-	struct krwq_rwqe wq[];
+	u8 wq[] __aligned(8);
 };
 
 /**
@@ -53,16 +58,17 @@ struct krwq_rwq {
  * @count: entries known to be posted; a lower bound, owned by consumers.
  * @curr_wq: where the entries live: @wq, a separate kernel ring, or the
  *           entries of a user-mapped struct krwq_rwq.
- * @wq: the inline kernel-owned ring (unused when @curr_wq points elsewhere).
+ * @wq: the inline kernel-owned ring (unused when @curr_wq points elsewhere);
+ *      entries of struct krwq_rq's stride, as in struct krwq_rwq.
  */
 struct krwq_krwq {
-	spinlock_t p_lock;
+	spinlock_t p_lock;	/* producers */
 	u32 head;
 	spinlock_t c_lock ____cacheline_aligned_in_smp;
 	u32 tail;
 	u32 count;
-	struct krwq_rwqe *curr_wq;
-	struct krwq_rwqe wq[];
+	void *curr_wq;
+	u8 wq[] __aligned(8);
 };
 
 /**

@@ -18,6 +18,7 @@
 
 #include "krwq.h"
 #include "krwq_core.h"
+#include "trace.h"
 
 /* IB's RNR NAK timer field in microseconds (encoding 0 is the longest). */
 static const u32 krwq_rnr_usecs[32] = {
@@ -31,7 +32,7 @@ static const u32 krwq_rnr_usecs[32] = {
  * send_work: it bounds the time spent with s_lock held and interrupts off.
  */
 #define KRWQ_SQ_BUDGET_WRS	64
-#define KRWQ_SQ_BUDGET_BYTES	(1U << 20)
+#define KRWQ_SQ_BUDGET_BYTES	SZ_1M
 
 /* What executing one send WQE came to. */
 struct krwq_outcome {
@@ -286,6 +287,7 @@ static int krwq_take(struct krwq_qp *sqp, struct krwq_qp *dqp,
 
 	t->sg_list = sqp->r_sge;
 	ret = krwq_rq_take(krwq_dest_ring(dqp), t);
+	trace_krwq_take(dqp, ret, t);
 	if (ret)
 		krwq_count(dqp->dev, KRWQ_STAT_RX_TAKEN, 1);
 	if (t->flags & KRWQ_TAKEN_LIMIT_REACHED)
@@ -597,6 +599,7 @@ void krwq_sq_progress_locked(struct krwq_qp *qp)
 			krwq_exec_ud(qp, w, &o);
 		else
 			krwq_exec_connected(qp, w, &o);
+		trace_krwq_deliver(qp, w, o.status, o.rnr);
 
 		if (o.rnr) {
 			/* rnr_retry 7 means retry for ever */

@@ -10,6 +10,7 @@
 #include "krwq.h"
 #include "krwq_core.h"
 #include "rq_alloc.h"
+#include "trace.h"
 
 static void krwq_srq_event_work(struct work_struct *work)
 {
@@ -32,6 +33,7 @@ static void krwq_srq_event_work(struct work_struct *work)
 void krwq_srq_limit_event(struct krwq_srq *srq)
 {
 	krwq_count(to_kdev(srq->ibsrq.device), KRWQ_STAT_SRQ_LIMIT, 1);
+	trace_krwq_srq_limit(srq);
 	queue_work(krwq_wq, &srq->event_work);
 }
 

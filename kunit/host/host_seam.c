@@ -25,7 +25,7 @@ void krwq_spin_unlock_irqrestore(void *lock, unsigned long flags)
 	pthread_mutex_unlock(&((spinlock_t *)lock)->mutex);
 }
 
-static void *ring_storage(const struct krwq_geometry *geo, unsigned int user)
+static void *ring_storage(const struct krwq_geometry *geo, bool user)
 {
 	if (user)
 		return calloc(1, sizeof(struct krwq_rwq) + geo->ring_bytes);
@@ -73,7 +73,7 @@ int rq_env_resize(struct krwq_rq *rq, u32 max_wr, const u32 *limit)
 	ret = krwq_rq_geometry(max_wr, rq->max_sge, &geo);
 	if (ret)
 		return ret;
-	storage = ring_storage(&geo, rq->wq != NULL);
+	storage = ring_storage(&geo, rq->wq);
 	if (!storage)
 		return -KRWQ_ENOMEM;
 	ret = krwq_rq_resize(rq, storage, max_wr, limit, &old);

@@ -16,10 +16,11 @@ extern "C" {
 }
 
 extern "C" bool kunit_host_check(kunit *, bool ok, const char *what, long long a, long long b,
-			      const char *file, int line)
+				 const char *file, int line)
 {
 	if (!ok)
-		ADD_FAILURE_AT(file, line) << "expected " << what << " (got " << a << " vs " << b << ")";
+		ADD_FAILURE_AT(file, line)
+			<< "expected " << what << " (got " << a << " vs " << b << ")";
 	return ok;
 }
 
@@ -68,7 +69,7 @@ void register_cases()
 	}
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char **argv)
 {

@@ -23,6 +23,13 @@ report() {	# report OK NAME
 	fi
 }
 
+# listening PORT: a TCP socket listens on PORT (state 0A in /proc/net)
+listening() {
+	cat /proc/net/tcp /proc/net/tcp6 2> /dev/null |
+		awk -v p="$(printf ':%04X' "$1")" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
+			END { exit !f }'
+}
+
 # pair CHECK-REGEX NAME PROGRAM ARGS...: server and client, both must exit 0
 # and the client's output must match CHECK-REGEX.
 pair() {
@@ -31,7 +38,12 @@ pair() {
 	port=$((port + 1))
 	timeout 120 "$@" -p $port > /tmp/server.log 2>&1 &
 	spid=$!
-	sleep 1
+	# a fixed sleep loses the race to a server slow to set up (TCG, load)
+	i=0
+	while ! listening $port && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
 	timeout 120 "$@" -p $port 127.0.0.1 > "$log" 2>&1
 	crc=$?
 	wait $spid

@@ -9,4 +9,7 @@
 typedef __u8 u8;
 typedef __u32 u32;
 typedef __u64 u64;
+
+/* the kernel has it from compiler_attributes.h, included everywhere */
+#define __aligned(x) __attribute__((__aligned__(x)))
 #endif

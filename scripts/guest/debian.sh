@@ -1,0 +1,35 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Inside the VM booted with KRWQ_KERNEL=debian: is this Debian's own
+# kernel, with the RDMA core loaded from its package and krwq.ko built for
+# it?  One TAP line per check, then "N passed, N failed".
+#   debian.sh RELEASE      (the release the package ships, e.g. 6.1.0-57-amd64)
+rel=$1
+pass=0
+fail=0
+n=0
+check() {	# check NAME COMMAND...
+	name=$1
+	shift
+	n=$((n + 1))
+	if "$@" > /tmp/debian-check.log 2>&1; then
+		pass=$((pass + 1))
+		echo "ok $n - $name"
+	else
+		fail=$((fail + 1))
+		echo "not ok $n - $name"
+		sed 's/^/# /' /tmp/debian-check.log
+	fi
+}
+
+check "uname -r is the package's release $rel" test "$(uname -r)" = "$rel"
+check "/proc/version: built by Debian" grep -q 'debian-kernel@lists.debian.org' /proc/version
+for m in ib_core ib_uverbs; do
+	check "$m is a loaded module from the package's tree" \
+		sh -c "grep -q '^$m ' /proc/modules && modinfo -n $m | grep -q '^/lib/modules/$rel/kernel/'"
+done
+check "krwq.ko's vermagic is $rel" sh -c "modinfo -F vermagic /krwq/krwq.ko | grep -q '^$rel '"
+check "krwq0 is registered" test -d /sys/class/infiniband/krwq0
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]
