@@ -115,7 +115,8 @@ static void fw_case(struct kunit *t, const struct fw_op *op)
 
 	injected = fw_walk(t, t->priv, op, &absorbed);
 	if (!injected)
-		kunit_skip(t, "no fault injected: set failslab and fail_page_alloc ignore-gfp-wait=N");
+		kunit_skip(t, "no fault injected: set ignore-gfp-wait=N for %s",
+			   "failslab and fail_page_alloc");
 	kunit_info(t, "faults injected: %u (%u failed with -ENOMEM, %u had a fallback)\n",
 		   injected, injected - absorbed, absorbed);
 }
@@ -355,6 +356,7 @@ static struct kunit_suite krwq_fault_suite = {
 	.exit = fw_exit,
 	.test_cases = krwq_fault_cases,
 };
+
 kunit_test_suite(krwq_fault_suite);
 
 MODULE_LICENSE("GPL");

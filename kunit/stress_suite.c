@@ -33,7 +33,7 @@
 #define STRESS_DRAIN_MS 60000		/* give up on a lost WQE after this */
 #define STRESS_PRODUCERS 2
 #define STRESS_CONSUMERS 2
-#define STRESS_MAX_SEQ (1u << 22)	/* WQEs per producer, at most */
+#define STRESS_MAX_SEQ BIT(22)	/* WQEs per producer, at most */
 #define STRESS_MAX_SGE 2
 
 /* stress_case flags */
@@ -379,4 +379,5 @@ static struct kunit_suite krwq_stress_suite = {
 	.name = "krwq_stress",
 	.test_cases = krwq_stress_cases,
 };
+
 kunit_test_suite(krwq_stress_suite);

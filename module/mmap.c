@@ -34,7 +34,7 @@
  */
 struct krwq_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
-	struct mutex lock;
+	struct mutex lock;	/* orders mapping against revocation */
 	void *ring;
 };
 

@@ -49,10 +49,10 @@ namespace {
 	std::abort();
 }
 
-#define EXPECT(cond)                                   \
-	do {                                           \
-		if (!(cond))                           \
-			diverged(#cond, __LINE__);     \
+#define EXPECT(cond) \
+	do { \
+		if (!(cond)) \
+			diverged(#cond, __LINE__); \
 	} while (0)
 
 constexpr int kEinval = -KRWQ_EINVAL;
@@ -70,7 +70,7 @@ struct Locks {
 	unsigned long next_flags = 0x100;
 } locks;
 
-}  // namespace
+} // namespace
 
 extern "C" unsigned long krwq_spin_lock_irqsave(void *lock)
 {
@@ -78,7 +78,7 @@ extern "C" unsigned long krwq_spin_lock_irqsave(void *lock)
 
 	if (lock == &locks.kwq->p_lock) {
 		EXPECT(!locks.p_held);
-		EXPECT(!locks.c_held);	// lock order: p_lock, then c_lock
+		EXPECT(!locks.c_held); // lock order: p_lock, then c_lock
 		locks.p_held = true;
 		locks.p_flags = flags;
 	} else {
@@ -112,8 +112,8 @@ bool same_sge(const ib_sge &a, const ib_sge &b)
 // One work request as the model expects to take it back.
 struct Wqe {
 	uint64_t wr_id;
-	unsigned num_sge;		// as stored; may exceed max_sge in a user ring
-	std::vector<ib_sge> sge;	// what the slot's SGEs hold (at least num_sge if valid)
+	unsigned num_sge;	 // as stored; may exceed max_sge in a user ring
+	std::vector<ib_sge> sge; // what the slot's SGEs hold (at least num_sge if valid)
 };
 
 std::vector<uint64_t> flush_log;
@@ -121,7 +121,7 @@ std::vector<uint64_t> flush_log;
 void log_flushed(void *ctx, unsigned long long wr_id)
 {
 	(void)ctx;
-	EXPECT(locks.p_held);	// the sink runs under the ring lock(s)
+	EXPECT(locks.p_held); // the sink runs under the ring lock(s)
 	flush_log.push_back(wr_id);
 }
 
@@ -170,17 +170,17 @@ private:
 	u32 max_wr_ = 0;
 	u32 max_sge_ = 0;
 	u32 stride_ = 0;
-	krwq_rq rq_ {};
+	krwq_rq rq_{};
 	krwq_krwq *kwq_ = nullptr;
 	void *storage_ = nullptr;
-	ib_sge *out_sge_ = nullptr;	// exactly max_sge entries
+	ib_sge *out_sge_ = nullptr; // exactly max_sge entries
 
 	// the model
 	krwq_rq_state state_ = KRWQ_RQ_RESET;
 	std::deque<Wqe> q_;
 	u32 limit_ = 0;
-	bool tainted_ = false;		// user space moved head: q_ is void
-	u32 stale_takes_ = 0;		// takes past the published head since
+	bool tainted_ = false; // user space moved head: q_ is void
+	u32 stale_takes_ = 0;  // takes past the published head since
 	uint64_t next_id_ = 1;
 };
 
@@ -198,7 +198,7 @@ void *Harness::alloc_storage(const krwq_geometry &geo) const
 	const size_t bytes = (user_ ? sizeof(krwq_rwq) : 0) + geo.ring_bytes;
 	void *p = std::malloc(bytes ? bytes : 1);
 	EXPECT(p);
-	std::memset(p, 0xa5, bytes);	// garbage, as kvmalloc would not zero it
+	std::memset(p, 0xa5, bytes); // garbage, as kvmalloc would not zero it
 	if (user_)
 		std::memset(p, 0, sizeof(krwq_rwq));
 	return p;
@@ -206,15 +206,15 @@ void *Harness::alloc_storage(const krwq_geometry &geo) const
 
 krwq_rwqe *Harness::entry(u32 idx) const
 {
-	char *base = user_ ? reinterpret_cast<char *>(rq_.wq) + sizeof(krwq_rwq)
-			   : static_cast<char *>(storage_);
+	char *base = user_ ? reinterpret_cast<char *>(rq_.wq) + sizeof(krwq_rwq) :
+			     static_cast<char *>(storage_);
 	return reinterpret_cast<krwq_rwqe *>(base + static_cast<size_t>(idx) * stride_);
 }
 
 Wqe Harness::snapshot(u32 idx) const
 {
 	const krwq_rwqe *e = entry(idx);
-	Wqe w { e->wr_id, e->num_sge, {} };
+	Wqe w{ e->wr_id, e->num_sge, {} };
 	for (u32 i = 0; i < max_sge_; i++)
 		w.sge.push_back(e->sg_list[i]);
 	return w;
@@ -237,9 +237,9 @@ bool Harness::setup()
 	EXPECT(geo.ring_bytes == static_cast<unsigned long long>(geo.slots) * geo.stride);
 	stride_ = geo.stride;
 
-	kwq_ = static_cast<krwq_krwq *>(std::aligned_alloc(alignof(krwq_krwq),
-		(sizeof(krwq_krwq) + alignof(krwq_krwq) - 1) / alignof(krwq_krwq) *
-		alignof(krwq_krwq)));
+	kwq_ = static_cast<krwq_krwq *>(std::aligned_alloc(
+		alignof(krwq_krwq), (sizeof(krwq_krwq) + alignof(krwq_krwq) - 1) /
+					    alignof(krwq_krwq) * alignof(krwq_krwq)));
 	EXPECT(kwq_);
 	std::memset(static_cast<void *>(kwq_), 0, sizeof(*kwq_));
 	locks = Locks();
@@ -248,10 +248,10 @@ bool Harness::setup()
 	out_sge_ = static_cast<ib_sge *>(std::malloc(max_sge_ ? max_sge_ * sizeof(ib_sge) : 1));
 	EXPECT(out_sge_);
 
-	EXPECT(krwq_rq_init(&rq_, kwq_, storage_, user_ ? KRWQ_RING_USER : 0,
-			    KRWQ_CORE_MAX_WR + 1, max_sge_) == kEinval);
-	EXPECT(krwq_rq_init(&rq_, kwq_, storage_, user_ ? KRWQ_RING_USER : 0,
-			    max_wr_, max_sge_) == 0);
+	EXPECT(krwq_rq_init(&rq_, kwq_, storage_, user_ ? KRWQ_RING_USER : 0, KRWQ_CORE_MAX_WR + 1,
+			    max_sge_) == kEinval);
+	EXPECT(krwq_rq_init(&rq_, kwq_, storage_, user_ ? KRWQ_RING_USER : 0, max_wr_, max_sge_) ==
+	       0);
 	EXPECT(krwq_rq_get_state(&rq_) == KRWQ_RQ_RESET);
 	EXPECT(krwq_rq_count(&rq_) == 0);
 	EXPECT(krwq_rq_limit(&rq_) == 0);
@@ -320,8 +320,8 @@ void Harness::op_post(bool list)
 		// reading an invalid count's worth would be an ASan report.
 		const int room = num < 0 ? 0 : num > static_cast<int>(max_sge_) ? max_sge_ : num;
 		for (int s = 0; s < room; s++)
-			sges[i].push_back(ib_sge { id << 8 | s, static_cast<u32>(id + s),
-						   static_cast<u32>(s) });
+			sges[i].push_back(ib_sge{ id << 8 | s, static_cast<u32>(id + s),
+						  static_cast<u32>(s) });
 		wr[i].next = i + 1 < n ? &wr[i + 1] : nullptr;
 		wr[i].wr_id = id;
 		wr[i].sg_list = room ? sges[i].data() : nullptr;
@@ -362,18 +362,18 @@ void Harness::op_post(bool list)
 				break;
 			}
 			room--;
-			want_queued.push_back(Wqe { wr[i].wr_id, static_cast<unsigned>(wr[i].num_sge),
-						    sges[i] });
+			want_queued.push_back(
+				Wqe{ wr[i].wr_id, static_cast<unsigned>(wr[i].num_sge), sges[i] });
 			head = next(head);
 		}
 	}
 
-	static const ib_recv_wr untouched {};
+	static const ib_recv_wr untouched{};
 	const ib_recv_wr *bad = &untouched;
 	flush_log.clear();
 	const u32 head_before = user_ ? uhead() : kwq_->head;
-	const int ret = krwq_rq_post(&rq_, n ? wr.data() : nullptr, &bad,
-				     with_sink ? &sink : nullptr);
+	const int ret =
+		krwq_rq_post(&rq_, n ? wr.data() : nullptr, &bad, with_sink ? &sink : nullptr);
 
 	EXPECT(ret == want);
 	if (want)
@@ -407,7 +407,7 @@ void Harness::op_take()
 		published = occupancy(user_ ? uhead() : kwq_->head, tail);
 	const u32 limit_before = krwq_rq_limit(&rq_);
 
-	krwq_taken out {};
+	krwq_taken out{};
 	out.sg_list = out_sge_;
 	out.flags = 0xdead;
 	const int ret = krwq_rq_take(&rq_, &out);
@@ -551,7 +551,8 @@ void Harness::op_resize()
 	if (in_.ConsumeIntegralInRange(0, 31) == 0)
 		new_max = KRWQ_CORE_MAX_WR + 1 + in_.ConsumeIntegral<uint16_t>();
 	const bool with_limit = in_.ConsumeBool();
-	const u32 new_limit = in_.ConsumeIntegralInRange<u32>(0, new_max + 2 > 50 ? 50 : new_max + 2);
+	const u32 new_limit =
+		in_.ConsumeIntegralInRange<u32>(0, new_max + 2 > 50 ? 50 : new_max + 2);
 
 	krwq_geometry geo;
 	if (krwq_rq_geometry(new_max, max_sge_, &geo) != 0) {
@@ -577,8 +578,8 @@ void Harness::op_resize()
 
 	void *storage = alloc_storage(geo);
 	void *old = nullptr;
-	const int ret = krwq_rq_resize(&rq_, storage, new_max, with_limit ? &new_limit : nullptr,
-				       &old);
+	const int ret =
+		krwq_rq_resize(&rq_, storage, new_max, with_limit ? &new_limit : nullptr, &old);
 	EXPECT(ret == want);
 	if (ret) {
 		EXPECT(old == nullptr);
@@ -587,7 +588,7 @@ void Harness::op_resize()
 		return;
 	}
 	EXPECT(old == storage_);
-	std::free(old);	// ASan now catches any later use of the old ring
+	std::free(old); // ASan now catches any later use of the old ring
 	storage_ = storage;
 	max_wr_ = new_max;
 	if (user_)
@@ -621,14 +622,14 @@ void Harness::op_user_post()
 	if (!head_valid())
 		return;
 	if (!tainted_ && q_.size() == max_wr_)
-		return;	// an honest user sees the ring full
+		return; // an honest user sees the ring full
 	const u32 h = uhead();
 	krwq_rwqe *e = entry(h);
-	Wqe w { next_id_++, static_cast<unsigned>(num), {} };
+	Wqe w{ next_id_++, static_cast<unsigned>(num), {} };
 	e->wr_id = w.wr_id;
 	e->num_sge = static_cast<u8>(num);
 	for (u32 s = 0; s < max_sge_; s++) {
-		e->sg_list[s] = ib_sge { w.wr_id << 8 | s, static_cast<u32>(s), 0x7 };
+		e->sg_list[s] = ib_sge{ w.wr_id << 8 | s, static_cast<u32>(s), 0x7 };
 		w.sge.push_back(e->sg_list[s]);
 	}
 	__atomic_store_n(&rq_.wq->head, next(h), __ATOMIC_RELEASE);
@@ -666,7 +667,7 @@ void Harness::op_user_write_num_sge()
 	const u32 idx = in_.ConsumeIntegralInRange<u32>(0, max_wr_);
 	u8 v;
 	switch (in_.ConsumeIntegralInRange(0, 3)) {
-	case 0:		// just past what the caller's sg_list holds
+	case 0: // just past what the caller's sg_list holds
 		v = static_cast<u8>(max_sge_ + 1);
 		break;
 	case 1:
@@ -737,7 +738,7 @@ void Harness::run()
 	}
 }
 
-}  // namespace
+} // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
