@@ -75,6 +75,35 @@ def row(name, unit, krwq, peer, peer_value, goal=None, test=None):
             "goal": goal, "met": met}
 
 
+def abi_rows(path):
+    """ABI 2 (mapped rings) against ABI 1 (every verb through the kernel),
+    from scripts/guest/abi-bench.sh: both in one boot, krwq.ko reloaded."""
+    by_abi = {}
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith("abi="):
+                kv = dict(x.split("=", 1) for x in line.split())
+                by_abi[kv["abi"]] = {k: float(v) for k, v in kv.items() if k != "abi"}
+    if "1" not in by_abi or "2" not in by_abi:
+        return [], [f"{path}: no line for abi=1 and abi=2"]
+    two, one = by_abi["2"], by_abi["1"]
+    peer = "krwq0, uverbs ABI 1"
+    spec = [("ibv_post_recv, 1 WR per call", "post_recv_calls_per_s",
+             "calls/s, higher is better", ">= 2x ABI 1", lambda r: r >= 2),
+            ("ib_send_lat 64 B, typical", "send_lat_64_typical_us",
+             "us, lower is better", None, None),
+            ("ib_send_bw 64 B, message rate", "send_bw_64_mpps",
+             "Mpps, higher is better", None, None),
+            ("ib_send_bw 64 KiB, bandwidth", "send_bw_64k_mbps",
+             "MB/s, higher is better", None, None)]
+    rows = []
+    for name, key, unit, goal, test in spec:
+        if one.get(key) and two.get(key) is not None:
+            rows.append(row(f"ABI 2 (mapped rings): {name}", unit, two[key], peer, one[key],
+                            goal, test))
+    return rows, []
+
+
 def guest_values(path):
     vals, errors = {}, []
     with open(path, errors="replace") as f:
@@ -257,6 +286,7 @@ def main():
     ap.add_argument("--host", help="Google Benchmark JSON of host_bench")
     ap.add_argument("--guest", action="append", default=[],
                     help="LOG[:TAG] console output of guest-bench.sh")
+    ap.add_argument("--abi", help="output of scripts/guest/abi-bench.sh")
     ap.add_argument("--json", required=True)
     ap.add_argument("--md", required=True)
     ap.add_argument("--png")
@@ -271,6 +301,10 @@ def main():
         vals, errs = guest_values(path)
         rows += guest_rows(vals, tag)
         errors += [f"{path}: {e}" for e in errs]
+    if a.abi:
+        abi, errs = abi_rows(a.abi)
+        rows += abi
+        errors += errs
     with open(a.json, "w") as f:
         json.dump(rows, f, indent=1)
         f.write("\n")

@@ -8,8 +8,9 @@
 #   abi=N post_recv_calls_per_s=N send_lat_64_typical_us=N \
 #     send_bw_64_mpps=N send_bw_64k_mbps=N
 # (perftest's own columns: t_typical, MsgRate, BW average).
-#   abi-bench.sh [SECONDS_PER_RATE_RUN]
+#   abi-bench.sh [SECONDS_PER_RATE_RUN [KRWQ_KO]]
 secs=${1:-3}
+ko=${2:-/krwq/krwq.ko}
 port=19500
 
 # perf COLUMN PROGRAM ARGS...: server and client on loopback; prints the
@@ -29,7 +30,7 @@ perf() {
 
 for abi in 2 1; do
 	rmmod krwq 2> /dev/null
-	insmod /krwq/krwq.ko abi=$abi || exit 1
+	insmod "$ko" abi=$abi || exit 1
 	rate=$(krwq_post_rate -d krwq0 -t "$secs" | sed -n 's/.*post_recv_calls_per_s=\([0-9]*\).*/\1/p')
 	lat=$(perf 5 ib_send_lat -d krwq0 -s 64 -n 2000)
 	mpps=$(perf 5 ib_send_bw -d krwq0 -s 64 -n 20000)
