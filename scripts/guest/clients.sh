@@ -36,7 +36,7 @@ pair() {
 	re=$1 name=$2
 	shift 2
 	port=$((port + 1))
-	timeout 120 "$@" -p $port > /tmp/server.log 2>&1 &
+	timeout 300 "$@" -p $port > /tmp/server.log 2>&1 &
 	spid=$!
 	# a fixed sleep loses the race to a server slow to set up (TCG, load)
 	i=0
@@ -44,7 +44,7 @@ pair() {
 		sleep 0.1
 		i=$((i + 1))
 	done
-	timeout 120 "$@" -p $port 127.0.0.1 > "$log" 2>&1
+	timeout 300 "$@" -p $port 127.0.0.1 > "$log" 2>&1
 	crc=$?
 	wait $spid
 	src=$?
@@ -85,10 +85,14 @@ for dev in "$@"; do
 	pair 'iters in' "$label ibv_uc_pingpong 4 KiB, data checked" ibv_uc_pingpong -d "$dev" $g -n 200 -s 4096 -c
 	pair 'iters in' "$label ibv_ud_pingpong 1000 B, data checked" ibv_ud_pingpong -d "$dev" $g -n 200 -s 1000 -c
 	pair 'iters in' "$label ibv_srq_pingpong 16 QPs on one SRQ, data checked" ibv_srq_pingpong -d "$dev" $g -n 50 -c
-	pair "$row" "$label ib_send_bw" ib_send_bw -d "$dev" $x -n 1000
-	pair "$row" "$label ib_send_lat" ib_send_lat -d "$dev" $x -n 1000
-	pair "$row" "$label ib_write_bw" ib_write_bw -d "$dev" $x -n 1000
-	pair "$row" "$label ib_read_bw" ib_read_bw -d "$dev" $x -n 1000
+	# rxe moves 64 KiB messages at well under 1 MiB/s under TCG on a busy
+	# host: fewer iterations keep the sanity peer inside its timeout
+	n=1000
+	[ "$dev" = rxe0 ] && n=200
+	pair "$row" "$label ib_send_bw" ib_send_bw -d "$dev" $x -n $n
+	pair "$row" "$label ib_send_lat" ib_send_lat -d "$dev" $x -n $n
+	pair "$row" "$label ib_write_bw" ib_write_bw -d "$dev" $x -n $n
+	pair "$row" "$label ib_read_bw" ib_read_bw -d "$dev" $x -n $n
 	if [ "$dev" != rxe0 ]; then
 		# the device's counters moved with all that traffic; with ABI 2
 		# receives are posted into mapped rings, never through the
