@@ -87,12 +87,12 @@ for dev in "$@"; do
 	pair 'iters in' "$label ibv_srq_pingpong 16 QPs on one SRQ, data checked" ibv_srq_pingpong -d "$dev" $g -n 50 -c
 	# rxe moves 64 KiB messages at well under 1 MiB/s under TCG on a busy
 	# host: fewer iterations keep the sanity peer inside its timeout
-	n=1000
-	[ "$dev" = rxe0 ] && n=200
-	pair "$row" "$label ib_send_bw" ib_send_bw -d "$dev" $x -n $n
-	pair "$row" "$label ib_send_lat" ib_send_lat -d "$dev" $x -n $n
-	pair "$row" "$label ib_write_bw" ib_write_bw -d "$dev" $x -n $n
-	pair "$row" "$label ib_read_bw" ib_read_bw -d "$dev" $x -n $n
+	iters=1000
+	[ "$dev" = rxe0 ] && iters=200
+	pair "$row" "$label ib_send_bw" ib_send_bw -d "$dev" $x -n $iters
+	pair "$row" "$label ib_send_lat" ib_send_lat -d "$dev" $x -n $iters
+	pair "$row" "$label ib_write_bw" ib_write_bw -d "$dev" $x -n $iters
+	pair "$row" "$label ib_read_bw" ib_read_bw -d "$dev" $x -n $iters
 	if [ "$dev" != rxe0 ]; then
 		# the device's counters moved with all that traffic; with ABI 2
 		# receives are posted into mapped rings, never through the
