@@ -77,30 +77,20 @@ static struct krwq_cq_uring *krwq_cq_uring_alloc(struct ib_udata *udata,
 						 struct rdma_user_mmap_entry **entry)
 {
 	size_t bytes = krwq_cq_uring_bytes(slots);
+	struct rdma_user_mmap_entry *e;
 	struct krwq_cq_uring *uring;
-	u64 offset;
-	int ret;
 
 	*entry = NULL;
 	uring = krwq_ring_alloc(bytes);
 	if (!uring)
 		return ERR_PTR(-ENOMEM);
-	*entry = krwq_mmap_insert(udata, uring, bytes, &offset);
-	if (IS_ERR(*entry)) {
-		ret = PTR_ERR(*entry);
-		goto err_free;
+	e = krwq_mmap_offer(udata, uring, bytes);
+	if (IS_ERR(e)) {
+		vfree(uring);
+		return ERR_CAST(e);
 	}
-	ret = ib_copy_to_udata(udata, &offset, sizeof(offset));
-	if (ret)
-		goto err_remove;
+	*entry = e;
 	return uring;
-
-err_remove:
-	krwq_mmap_remove(*entry);
-	*entry = NULL;
-err_free:
-	vfree(uring);
-	return ERR_PTR(ret);
 }
 
 /**

@@ -309,6 +309,8 @@ void *krwq_ring_alloc(size_t bytes);
 struct rdma_user_mmap_entry *krwq_mmap_insert(struct ib_udata *udata,
 					      void *ring, size_t bytes,
 					      u64 *offset);
+struct rdma_user_mmap_entry *krwq_mmap_offer(struct ib_udata *udata,
+					     void *ring, size_t bytes);
 void krwq_mmap_remove(struct rdma_user_mmap_entry *entry);
 int krwq_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
 void krwq_mmap_free(struct rdma_user_mmap_entry *entry);

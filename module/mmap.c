@@ -95,6 +95,35 @@ struct rdma_user_mmap_entry *krwq_mmap_insert(struct ib_udata *udata,
 }
 
 /**
+ * krwq_mmap_offer() - krwq_mmap_insert(), and the offset copied out to
+ * user space after the core's response, where rdma-core's ipathverbs
+ * provider reads it.
+ * @udata: the create or resize call's user data, with room for a u64.
+ * @ring: krwq_ring_alloc() memory, owned by the caller.
+ * @bytes: its size.
+ *
+ * Return: the entry, or an ERR_PTR (-EINVAL, -ENOMEM, -EFAULT); on error
+ * nothing is left inserted.
+ */
+struct rdma_user_mmap_entry *krwq_mmap_offer(struct ib_udata *udata,
+					     void *ring, size_t bytes)
+{
+	struct rdma_user_mmap_entry *entry;
+	u64 offset;
+	int ret;
+
+	entry = krwq_mmap_insert(udata, ring, bytes, &offset);
+	if (IS_ERR(entry))
+		return entry;
+	ret = ib_copy_to_udata(udata, &offset, sizeof(offset));
+	if (ret) {
+		krwq_mmap_remove(entry);
+		return ERR_PTR(ret);
+	}
+	return entry;
+}
+
+/**
  * krwq_mmap_remove() - no new mapping of an entry's ring; existing ones
  * keep their pages.  The caller may free the ring afterwards.
  * @entry: from krwq_mmap_insert(), or NULL.

@@ -141,29 +141,20 @@ int krwq_rq_alloc_mapped(struct krwq_rq *rq, u32 max_wr, u32 max_sge,
 			 struct ib_udata *udata,
 			 struct rdma_user_mmap_entry **entry)
 {
-	u64 offset;
+	struct rdma_user_mmap_entry *e;
 	int ret;
 
+	*entry = NULL;
 	ret = krwq_rq_alloc_user(rq, max_wr, max_sge, NUMA_NO_NODE);
 	if (ret)
 		return ret;
-	*entry = krwq_mmap_insert(udata, rq->wq, krwq_rq_mapped_bytes(rq),
-				  &offset);
-	if (IS_ERR(*entry)) {
-		ret = PTR_ERR(*entry);
-		goto err_free;
+	e = krwq_mmap_offer(udata, rq->wq, krwq_rq_mapped_bytes(rq));
+	if (IS_ERR(e)) {
+		krwq_rq_free(rq);
+		return PTR_ERR(e);
 	}
-	ret = ib_copy_to_udata(udata, &offset, sizeof(offset));
-	if (ret)
-		goto err_remove;
+	*entry = e;
 	return 0;
-
-err_remove:
-	krwq_mmap_remove(*entry);
-err_free:
-	*entry = NULL;
-	krwq_rq_free(rq);
-	return ret;
 }
 
 /**
