@@ -60,8 +60,12 @@ static struct ib_qp *vt_qp(struct vt *v, enum ib_qp_type type, bool srq)
 	return ib_create_qp(v->pd, &init);
 }
 
-/* RESET -> INIT -> RTR -> RTS, aimed at @dest (RC/UC) */
-static int vt_connect(struct ib_qp *qp, u32 dest, u8 rnr_retry)
+/*
+ * RESET -> INIT -> RTR -> RTS, aimed at @dest (RC/UC), with the RC
+ * requester's local ACK @timeout and @retry_cnt
+ */
+static int vt_connect_retry(struct ib_qp *qp, u32 dest, u8 rnr_retry,
+			    u8 timeout, u8 retry_cnt)
 {
 	struct ib_qp_attr a = {
 		.qp_state = IB_QPS_INIT,
@@ -99,14 +103,37 @@ static int vt_connect(struct ib_qp *qp, u32 dest, u8 rnr_retry)
 	a.sq_psn = 0;
 	mask = IB_QP_STATE | IB_QP_SQ_PSN;
 	if (qp->qp_type == IB_QPT_RC) {
-		a.timeout = 14;
-		a.retry_cnt = 7;
+		a.timeout = timeout;
+		a.retry_cnt = retry_cnt;
 		a.rnr_retry = rnr_retry;
 		a.max_rd_atomic = 1;
 		mask |= IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
 			IB_QP_MAX_QP_RD_ATOMIC;
 	}
 	return ib_modify_qp(qp, &a, mask);
+}
+
+static int vt_connect(struct ib_qp *qp, u32 dest, u8 rnr_retry)
+{
+	return vt_connect_retry(qp, dest, rnr_retry, 14, 7);
+}
+
+/* The device's counter @name, as `rdma statistic` would show it. */
+static u64 vt_counter(struct vt *v, const char *name)
+{
+	const struct ib_device_ops *ops = &v->dev->ops;
+	struct rdma_hw_stats *st = ops->alloc_hw_port_stats(v->dev, 1);
+	u64 value = U64_MAX;
+	int i;
+
+	if (!st)
+		return value;
+	ops->get_hw_stats(v->dev, st, 1, st->num_counters);
+	for (i = 0; i < st->num_counters; i++)
+		if (!strcmp(st->descs[i].name, name))
+			value = st->value[i];
+	rdma_free_hw_stats_struct(st);
+	return value;
 }
 
 static int vt_init(struct kunit *t)
@@ -619,26 +646,95 @@ static void vt_destroy_drops_completions(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->rcq, 1, &wc), 0);
 }
 
-/* An RC QP not connected back to the sender does not receive from it. */
+/*
+ * An RC QP not connected back to the sender does not receive from it: the
+ * sender hears nothing, retries retry_cnt times after its ACK timeout and
+ * then fails with IB_WC_RETRY_EXC_ERR.
+ */
 static void vt_foreign_sender_refused(struct kunit *t)
 {
 	struct vt *v = t->priv;
+	u64 timeouts = vt_counter(v, "ack_timeouts");
 	struct ib_wc wc;
 	struct ib_qp *c;
 
 	c = vt_qp(v, IB_QPT_RC, false);
 	KUNIT_ASSERT_FALSE(t, IS_ERR(c));
-	KUNIT_ASSERT_EQ(t, vt_connect(c, v->b->qp_num, 7), 0);
+	KUNIT_ASSERT_EQ(t, vt_connect_retry(c, v->b->qp_num, 7, 1, 3), 0);
 	KUNIT_ASSERT_EQ(t, vt_post_recv(v, v->b, 1, v->bbuf, 64), 0);
 	KUNIT_ASSERT_EQ(t, vt_send(v, c, 2, v->abuf, 64), 0);
 	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
 	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_RETRY_EXC_ERR);
+	KUNIT_EXPECT_EQ(t, vt_counter(v, "ack_timeouts"), timeouts + 3);
 	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->rcq, 1, &wc), 0);
 	/* b still works with its real peer */
 	KUNIT_ASSERT_EQ(t, vt_send(v, v->a, 3, v->abuf, 64), 0);
 	KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
 	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(t, wc.wr_id, 1ull);
+	ib_destroy_qp(c);
+}
+
+/*
+ * A send that reaches its peer before the peer is in RTR is retried after
+ * the ACK timeout and lands once the peer has connected, as on an HCA.
+ */
+static void vt_send_waits_for_peer_to_connect(struct kunit *t)
+{
+	struct ib_qp_attr init = {
+		.qp_state = IB_QPS_INIT, .port_num = 1,
+	};
+	struct vt *v = t->priv;
+	struct ib_qp *c, *d;
+	struct ib_wc wc;
+
+	c = vt_qp(v, IB_QPT_RC, false);
+	d = vt_qp(v, IB_QPT_RC, false);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(c) || IS_ERR(d));
+	KUNIT_ASSERT_EQ(t, ib_modify_qp(d, &init, IB_QP_STATE | IB_QP_PKEY_INDEX |
+					IB_QP_PORT | IB_QP_ACCESS_FLAGS), 0);
+	KUNIT_ASSERT_EQ(t, vt_post_recv(v, d, 1, v->bbuf, 64), 0);
+	KUNIT_ASSERT_EQ(t, vt_connect_retry(c, d->qp_num, 7, 14, 7), 0);
+	memset(v->abuf, 0x5a, 64);
+	KUNIT_ASSERT_EQ(t, vt_send(v, c, 2, v->abuf, 64), 0);
+	/* d is in INIT: nothing can have arrived */
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->scq, 1, &wc), 0);
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->rcq, 1, &wc), 0);
+	/* INIT -> INIT -> RTR -> RTS, the receive still posted */
+	KUNIT_ASSERT_EQ(t, vt_connect(d, c->qp_num, 7), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 2ull);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 1ull);
+	KUNIT_EXPECT_EQ(t, wc.byte_len, 64u);
+	KUNIT_EXPECT_EQ(t, v->bbuf[63], 0x5a);
+	ib_destroy_qp(c);
+	ib_destroy_qp(d);
+}
+
+/*
+ * A send waiting for its ACK timeout is not lost when the QP goes to ERR:
+ * it completes flushed, and timeout 0 (IB's "never") never fails it.
+ */
+static void vt_waiting_send_flushed(struct kunit *t)
+{
+	struct ib_qp_attr err = { .qp_state = IB_QPS_ERR };
+	struct vt *v = t->priv;
+	struct ib_wc wc;
+	struct ib_qp *c;
+
+	c = vt_qp(v, IB_QPT_RC, false);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(c));
+	KUNIT_ASSERT_EQ(t, vt_connect_retry(c, v->b->qp_num, 7, 0, 0), 0);
+	KUNIT_ASSERT_EQ(t, vt_send(v, c, 9, v->abuf, 64), 0);
+	msleep(200);	/* three of timeout 0's retries */
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->scq, 1, &wc), 0);
+	KUNIT_ASSERT_EQ(t, ib_modify_qp(c, &err, IB_QP_STATE), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 9ull);
 	ib_destroy_qp(c);
 }
 
@@ -684,6 +780,8 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_limits_enforced),
 	KUNIT_CASE(vt_destroy_drops_completions),
 	KUNIT_CASE(vt_foreign_sender_refused),
+	KUNIT_CASE(vt_send_waits_for_peer_to_connect),
+	KUNIT_CASE(vt_waiting_send_flushed),
 	KUNIT_CASE(vt_error_flushes_any_opcode),
 	{}
 };

@@ -107,6 +107,7 @@ enum krwq_stat {
 	KRWQ_STAT_RX_FLUSHED,		/* receive WRs completed as flushed */
 	KRWQ_STAT_SRQ_LIMIT,		/* SRQ limit events */
 	KRWQ_STAT_RNR_RETRIES,		/* RNR waits of RC senders */
+	KRWQ_STAT_ACK_TIMEOUTS,		/* RC sends nobody answered, retried */
 	KRWQ_STAT_CQ_OVERFLOWS,		/* completions lost to a full CQ */
 	KRWQ_STAT_LOOPBACK_BYTES,	/* payload bytes delivered */
 	KRWQ_STAT_MAX
@@ -235,10 +236,14 @@ struct krwq_qp {
 	u32 max_send_sge;
 	bool sq_sig_all;
 	u8 rnr_tries;		/* RNR NAKs seen by the WQE at sq_tail */
-	bool rnr_waiting;	/* rnr_timer will resume the send queue */
+	u8 ack_tries;		/* ACK timeouts seen by the WQE at sq_tail */
+	bool sq_waiting;	/* sq_timer will resume the send queue */
 	atomic_t comm_est_sent;
 
-	/* attributes kept for query_qp and used by delivery */
+	/*
+	 * attributes kept for query_qp and used by delivery; written under
+	 * s_lock and r_lock, so a sender reads a destination's under r_lock
+	 */
 	struct ib_qp_attr attr;
 	int attr_mask_seen;
 
@@ -249,7 +254,7 @@ struct krwq_qp {
 
 	refcount_t users;	/* 1 while in the device table + lookups */
 	struct completion released;
-	struct timer_list rnr_timer;
+	struct timer_list sq_timer;
 	struct work_struct send_work;	/* RNR retries, long send queues */
 	struct work_struct err_work;	/* to ERR on a responder error */
 	bool err_pending;		/* err_work is due; under r_lock */
@@ -411,6 +416,6 @@ int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 void krwq_sq_flush_locked(struct krwq_qp *qp);
 void krwq_sq_progress_locked(struct krwq_qp *qp);
 void krwq_send_work(struct work_struct *work);
-void krwq_rnr_timer(struct timer_list *t);
+void krwq_sq_timer(struct timer_list *t);
 
 #endif /* KRWQ_H */

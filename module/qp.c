@@ -189,8 +189,9 @@ static void krwq_qp_set_state_locked(struct krwq_qp *qp,
 	if (state == IB_QPS_RESET) {
 		qp->sq_head = 0;
 		qp->sq_tail = 0;
-		qp->rnr_waiting = false;
+		qp->sq_waiting = false;
 		qp->rnr_tries = 0;
+		qp->ack_tries = 0;
 		atomic_set(&qp->comm_est_sent, 0);
 		rs = KRWQ_RQ_RESET;
 	} else if (state == IB_QPS_INIT) {
@@ -256,7 +257,7 @@ int krwq_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->r_lock);
 	refcount_set(&qp->users, 1);
 	init_completion(&qp->released);
-	timer_setup(&qp->rnr_timer, krwq_rnr_timer, 0);
+	timer_setup(&qp->sq_timer, krwq_sq_timer, 0);
 	INIT_WORK(&qp->send_work, krwq_send_work);
 	INIT_WORK(&qp->err_work, krwq_qp_err_work);
 	INIT_WORK(&qp->event_work, krwq_qp_event_work);
@@ -478,7 +479,10 @@ int krwq_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	ret = krwq_check_attr(qp, attr, mask);
 	if (ret)
 		goto out;
+	/* deliveries read a destination's attributes under its r_lock */
+	spin_lock(&qp->r_lock);
 	krwq_apply_attr(qp, attr, mask);
+	spin_unlock(&qp->r_lock);
 	if (mask & IB_QP_STATE) {
 		krwq_qp_set_state_locked(qp, next);
 		qp->attr.qp_state = next;
@@ -552,7 +556,7 @@ int krwq_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_lock_irqsave(&qp->s_lock, flags);
 	krwq_qp_set_state_locked(qp, IB_QPS_RESET);
 	spin_unlock_irqrestore(&qp->s_lock, flags);
-	del_timer_sync(&qp->rnr_timer);
+	del_timer_sync(&qp->sq_timer);
 	cancel_work_sync(&qp->send_work);
 	cancel_work_sync(&qp->err_work);
 	cancel_work_sync(&qp->event_work);

@@ -4,14 +4,21 @@
  *
  * Sends are delivered in the context that posts them: post_send queues
  * the WRs and runs the send queue under the sender's s_lock until it is
- * empty or waits on an RNR NAK.  A send to a QP of this device takes a
+ * empty or must wait to retry.  A send to a QP of this device takes a
  * receive WQE through the C++ core's take (the destination's ring locks,
  * never its s_lock), copies the payload and completes both sides.  Doing
  * it in place costs no context switch and no queueing, which is where a
  * loopback's latency would otherwise go; the only deferred work is the
- * RNR retry (rnr_timer -> send_work) and a destination's move to ERR
- * after a responder-side error (its err_work), both because they need a
- * lock this context may not take.
+ * retry of an RC send that must wait (sq_timer -> send_work) and a
+ * destination's move to ERR after a responder-side error (its err_work).
+ *
+ * An RC send waits for one of two reasons, each with its own counter as
+ * in IB: an RNR NAK (a destination with no receive WQE; rnr_retry, the
+ * responder's min_rnr_timer) or no acknowledgment at all (no destination
+ * QP, or one not connected back or not able to receive; retry_cnt, the
+ * local ACK timeout 4.096 us * 2^timeout).  Failing such a send at once
+ * would end a connection whose peer is merely still connecting, or still
+ * tearing down, where an HCA or rxe would have retried first.
  */
 #include <linux/jiffies.h>
 #include <rdma/ib_hdrs.h>
@@ -39,6 +46,7 @@ struct krwq_outcome {
 	enum ib_wc_status status;	/* for the sender */
 	bool rnr;			/* no receive WQE: retry later */
 	u8 min_rnr_timer;		/* the responder's, when rnr */
+	bool no_ack;			/* RC, nobody answered: retry later */
 };
 
 static struct krwq_swqe *krwq_sq_entry(struct krwq_qp *qp, u32 idx)
@@ -153,8 +161,9 @@ void krwq_sq_flush_locked(struct krwq_qp *qp)
 	struct ib_wc wc = { .status = IB_WC_WR_FLUSH_ERR, .qp = &qp->ibqp };
 
 	lockdep_assert_held(&qp->s_lock);
-	qp->rnr_waiting = false;
+	qp->sq_waiting = false;
 	qp->rnr_tries = 0;
+	qp->ack_tries = 0;
 	for (; qp->sq_tail != qp->sq_head;
 	     qp->sq_tail = krwq_sq_next(qp, qp->sq_tail)) {
 		struct krwq_swqe *w = krwq_sq_entry(qp, qp->sq_tail);
@@ -448,47 +457,51 @@ out:
 	krwq_put_mrs(sqp->s_mrs, w->num_sge);
 }
 
+/*
+ * Only the QP this one is connected to, and that is connected back to it,
+ * receives.  The caller holds dqp->r_lock, under which the destination's
+ * attributes are written too.
+ */
+static bool krwq_is_peer(struct krwq_qp *sqp, struct krwq_qp *dqp)
+{
+	lockdep_assert_held(&dqp->r_lock);
+	return dqp->ibqp.qp_type == sqp->ibqp.qp_type &&
+	       dqp->attr.dest_qp_num == sqp->ibqp.qp_num &&
+	       rdma_ah_get_dlid(&sqp->attr.ah_attr) == sqp->dev->lid &&
+	       rdma_ah_get_dlid(&dqp->attr.ah_attr) == sqp->dev->lid;
+}
+
 static void krwq_exec_connected(struct krwq_qp *sqp, struct krwq_swqe *w,
 				struct krwq_outcome *o)
 {
 	struct krwq_qp *dqp;
+	bool answered = false;
 
-	/*
-	 * Only the QP this one is connected to, and that is connected back
-	 * to it, receives; anything else is nobody answering.
-	 */
 	dqp = krwq_qp_get(sqp->dev, sqp->attr.dest_qp_num);
-	if (dqp && (dqp->ibqp.qp_type != sqp->ibqp.qp_type ||
-		    dqp->attr.dest_qp_num != sqp->ibqp.qp_num ||
-		    rdma_ah_get_dlid(&sqp->attr.ah_attr) != sqp->dev->lid ||
-		    rdma_ah_get_dlid(&dqp->attr.ah_attr) != sqp->dev->lid)) {
-		krwq_qp_put(dqp);
-		dqp = NULL;
-	}
 	if (dqp) {
 		spin_lock(&dqp->r_lock);
-		if (krwq_can_receive(dqp)) {
+		if (krwq_is_peer(sqp, dqp) && krwq_can_receive(dqp)) {
 			if (w->opcode == IB_WR_SEND || w->opcode == IB_WR_SEND_WITH_IMM)
 				krwq_exec_send(sqp, dqp, w, o);
 			else
 				krwq_exec_rdma(sqp, dqp, w, o);
-			spin_unlock(&dqp->r_lock);
-			krwq_qp_put(dqp);
-			goto done;
+			answered = true;
 		}
 		spin_unlock(&dqp->r_lock);
 		krwq_qp_put(dqp);
 	}
-	/* nobody answers: RC retries out, UC's message is lost */
-	if (sqp->ibqp.qp_type == IB_QPT_RC)
-		o->status = IB_WC_RETRY_EXC_ERR;
-	return;
-done:
-	/* UC has no acknowledgements: the responder's errors stay there */
-	if (sqp->ibqp.qp_type == IB_QPT_UC &&
-	    (o->status == IB_WC_REM_OP_ERR || o->status == IB_WC_REM_INV_REQ_ERR ||
-	     o->status == IB_WC_REM_ACCESS_ERR))
+	if (sqp->ibqp.qp_type == IB_QPT_RC) {
+		/* nobody answers: RC waits for its ACK timer and retries */
+		o->no_ack = !answered;
+	} else if (!answered || o->status == IB_WC_REM_OP_ERR ||
+		   o->status == IB_WC_REM_INV_REQ_ERR ||
+		   o->status == IB_WC_REM_ACCESS_ERR) {
+		/*
+		 * UC has no acknowledgments: a lost message or the
+		 * responder's error stays on the responder's side
+		 */
 		o->status = IB_WC_SUCCESS;
+	}
 }
 
 /* --- UD ---------------------------------------------------------------- */
@@ -570,12 +583,51 @@ out:
 
 /* --- running the send queue -------------------------------------------- */
 
+/*
+ * The local ACK timeout IB encodes in @timeout: 4.096 us * 2^timeout.  Zero
+ * is IB's "no timeout": the requester never gives up, and krwq then tries
+ * again every 67 ms (the period of timeout 14, the usual setting).
+ */
+static unsigned long krwq_ack_timeout_jiffies(u8 timeout)
+{
+	return max(nsecs_to_jiffies64(4096ULL << (timeout ? timeout : 14)), 1ULL);
+}
+
+/*
+ * The WQE at sq_tail got an RNR NAK or no answer: arm sq_timer to try it
+ * again, counting the try against rnr_retry or retry_cnt.  Return: false
+ * when those are used up and the WQE fails.
+ */
+static bool krwq_sq_retry_later(struct krwq_qp *qp,
+				const struct krwq_outcome *o)
+{
+	unsigned long delay;
+
+	if (o->rnr) {
+		/* rnr_retry 7 means retry for ever */
+		if (qp->attr.rnr_retry != 7 && qp->rnr_tries >= qp->attr.rnr_retry)
+			return false;
+		qp->rnr_tries++;
+		krwq_count(qp->dev, KRWQ_STAT_RNR_RETRIES, 1);
+		delay = usecs_to_jiffies(krwq_rnr_usecs[o->min_rnr_timer]);
+	} else {
+		if (qp->attr.timeout && qp->ack_tries >= qp->attr.retry_cnt)
+			return false;
+		qp->ack_tries++;
+		krwq_count(qp->dev, KRWQ_STAT_ACK_TIMEOUTS, 1);
+		delay = krwq_ack_timeout_jiffies(qp->attr.timeout);
+	}
+	qp->sq_waiting = true;
+	mod_timer(&qp->sq_timer, jiffies + delay);
+	return true;
+}
+
 /**
  * krwq_sq_progress_locked() - execute queued send WRs, oldest first.
  * @qp: the QP; the caller holds qp->s_lock.
  *
  * Stops when the queue is empty, the QP leaves RTS, an RC send must wait
- * for the responder to post a receive (the RNR timer resumes it), or the
+ * to be retried (an RNR NAK or no answer; sq_timer resumes it), or the
  * budget of one run is spent (send_work carries on).
  */
 void krwq_sq_progress_locked(struct krwq_qp *qp)
@@ -584,7 +636,7 @@ void krwq_sq_progress_locked(struct krwq_qp *qp)
 
 	lockdep_assert_held(&qp->s_lock);
 	while (qp->sq_tail != qp->sq_head && qp->state == IB_QPS_RTS &&
-	       !qp->rnr_waiting) {
+	       !qp->sq_waiting) {
 		struct krwq_swqe *w = krwq_sq_entry(qp, qp->sq_tail);
 		struct krwq_outcome o = { .status = IB_WC_SUCCESS };
 
@@ -599,22 +651,16 @@ void krwq_sq_progress_locked(struct krwq_qp *qp)
 			krwq_exec_ud(qp, w, &o);
 		else
 			krwq_exec_connected(qp, w, &o);
-		trace_krwq_deliver(qp, w, o.status, o.rnr);
+		trace_krwq_deliver(qp, w, o.status, o.rnr, o.no_ack);
 
-		if (o.rnr) {
-			/* rnr_retry 7 means retry for ever */
-			if (qp->attr.rnr_retry == 7 ||
-			    qp->rnr_tries < qp->attr.rnr_retry) {
-				qp->rnr_tries++;
-				qp->rnr_waiting = true;
-				krwq_count(qp->dev, KRWQ_STAT_RNR_RETRIES, 1);
-				mod_timer(&qp->rnr_timer, jiffies +
-					  usecs_to_jiffies(krwq_rnr_usecs[o.min_rnr_timer]));
-				return;
-			}
+		if ((o.rnr || o.no_ack) && krwq_sq_retry_later(qp, &o))
+			return;
+		if (o.rnr)
 			o.status = IB_WC_RNR_RETRY_EXC_ERR;
-		}
+		else if (o.no_ack)
+			o.status = IB_WC_RETRY_EXC_ERR;
 		qp->rnr_tries = 0;
+		qp->ack_tries = 0;
 		qp->sq_tail = krwq_sq_next(qp, qp->sq_tail);
 		krwq_complete_send(qp, w, o.status);
 		if (o.status != IB_WC_SUCCESS)
@@ -623,17 +669,18 @@ void krwq_sq_progress_locked(struct krwq_qp *qp)
 }
 
 /**
- * krwq_rnr_timer() - the responder's RNR timer ran out: try again.
- * @t: qp->rnr_timer.
+ * krwq_sq_timer() - an RNR wait or the local ACK timeout ran out: try the
+ * send at sq_tail again.
+ * @t: qp->sq_timer.
  */
-void krwq_rnr_timer(struct timer_list *t)
+void krwq_sq_timer(struct timer_list *t)
 {
-	struct krwq_qp *qp = from_timer(qp, t, rnr_timer);
+	struct krwq_qp *qp = from_timer(qp, t, sq_timer);
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->s_lock, flags);
-	if (qp->rnr_waiting) {
-		qp->rnr_waiting = false;
+	if (qp->sq_waiting) {
+		qp->sq_waiting = false;
 		queue_work(krwq_wq, &qp->send_work);
 	}
 	spin_unlock_irqrestore(&qp->s_lock, flags);

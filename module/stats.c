@@ -15,6 +15,7 @@ static const struct rdma_stat_desc krwq_stat_descs[KRWQ_STAT_MAX] = {
 	[KRWQ_STAT_RX_FLUSHED] = { .name = "rx_flushed" },
 	[KRWQ_STAT_SRQ_LIMIT] = { .name = "srq_limit_events" },
 	[KRWQ_STAT_RNR_RETRIES] = { .name = "rnr_retries" },
+	[KRWQ_STAT_ACK_TIMEOUTS] = { .name = "ack_timeouts" },
 	[KRWQ_STAT_CQ_OVERFLOWS] = { .name = "cq_overflows" },
 	[KRWQ_STAT_LOOPBACK_BYTES] = { .name = "loopback_bytes" },
 };

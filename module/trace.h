@@ -185,8 +185,8 @@ TRACE_EVENT(krwq_srq_limit,
 
 TRACE_EVENT(krwq_deliver,
 	TP_PROTO(const struct krwq_qp *qp, const struct krwq_swqe *w,
-		 enum ib_wc_status status, bool rnr),
-	TP_ARGS(qp, w, status, rnr),
+		 enum ib_wc_status status, bool rnr, bool no_ack),
+	TP_ARGS(qp, w, status, rnr, no_ack),
 	TP_STRUCT__entry(
 		__string(dev, dev_name(&qp->dev->ibdev.dev))
 		__field(u32, src_qpn)
@@ -196,6 +196,7 @@ TRACE_EVENT(krwq_deliver,
 		__field(u32, length)
 		__field(u32, status)
 		__field(bool, rnr)
+		__field(bool, no_ack)
 	),
 	TP_fast_assign(
 		__assign_str(dev, dev_name(&qp->dev->ibdev.dev));
@@ -207,12 +208,13 @@ TRACE_EVENT(krwq_deliver,
 		__entry->length = w->length;
 		__entry->status = status;
 		__entry->rnr = rnr;
+		__entry->no_ack = no_ack;
 	),
-	TP_printk("dev=%s src_qpn=%u dst_qpn=%u wr_id=0x%llx opcode=%s length=%u status=%s rnr=%d",
+	TP_printk("dev=%s src_qpn=%u dst_qpn=%u wr_id=0x%llx opcode=%s length=%u status=%s rnr=%d no_ack=%d",
 		  __get_str(dev), __entry->src_qpn, __entry->dst_qpn,
 		  __entry->wr_id, krwq_show_wr_opcode(__entry->opcode),
 		  __entry->length, krwq_show_wc_status(__entry->status),
-		  __entry->rnr)
+		  __entry->rnr, __entry->no_ack)
 );
 
 TRACE_EVENT(krwq_cqe,

@@ -19,7 +19,8 @@ report() {	# report OK NAME
 	else
 		fail=$((fail + 1))
 		echo "not ok $n - $2"
-		grep -v ' address: ' "$log" | sed 's/^/# /' | tail -n 15
+		grep -v -e ' address: ' -e '^ GID: ' -e '^---' "$log" |
+			sed 's/^/# /' | tail -n 25
 	fi
 }
 
@@ -35,6 +36,26 @@ listening() {
 pair() {
 	re=$1 name=$2
 	shift 2
+	try=1
+	while :; do
+		run_pair "$@"
+		# perftest times itself by fitting the TSC against
+		# gettimeofday(); when the host preempts the vCPU that fit fails
+		# ("r^2 < 0.9") and perftest exits 1 before it reports anything.
+		# That is the measuring tool, not the device: run the pair again.
+		grep -q "Can't produce a report" "$log" && [ $try -lt 3 ] || break
+		echo "# $name: perftest could not calibrate its clock, run $try of 3"
+		try=$((try + 1))
+	done
+	ok=1
+	[ $crc = 0 ] && [ $src = 0 ] && grep -Eq "$re" "$log" && ok=0
+	[ $ok = 0 ] || echo "# client exited $crc, server $src"
+	report $ok "$name"
+}
+
+# run_pair PROGRAM ARGS...: one server and one client on a fresh port; sets
+# crc and src to their exit statuses and leaves both outputs in $log
+run_pair() {
 	port=$((port + 1))
 	timeout 300 "$@" -p $port > /tmp/server.log 2>&1 &
 	spid=$!
@@ -49,9 +70,6 @@ pair() {
 	wait $spid
 	src=$?
 	cat /tmp/server.log >> "$log"
-	ok=1
-	[ $crc = 0 ] && [ $src = 0 ] && grep -Eq "$re" "$log" && ok=0
-	report $ok "$name"
 }
 
 # abi_of DEVICE: the uverbs ABI version its driver reports
