@@ -23,7 +23,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,8 +43,6 @@ struct umap {
 };
 
 static unsigned int hostile_seconds = 8;
-static const char *current_group = "setup";
-static unsigned int plan;
 
 /* The uverbs mappings of this process, from /proc/self/maps. */
 static int maps_read(struct umap *m)
@@ -500,28 +497,7 @@ static void t_hostile(struct run *r)
 	report(r);
 }
 
-static void watchdog(int sig)
-{
-	char line[256];
-	int n;
-
-	(void)sig;
-	n = snprintf(line, sizeof(line),
-		     "Bail out! no progress for 120 s in group \"%s\"\n%u passed, %u failed\n",
-		     current_group, tap_count() - tap_failed(),
-		     tap_failed() + (plan - tap_count()));
-	if (write(STDOUT_FILENO, line, n) < 0)
-		_exit(2);
-	_exit(1);
-}
-
-struct group {
-	const char *name;
-	void (*fn)(struct run *r);
-	const char *checks[5];
-};
-
-static const struct group groups[] = {
+static const struct tap_group groups[] = {
 	{ "mapping", t_mapping, {
 		"create_cq, create_qp and create_srq map one ring each, a QP on an SRQ none",
 		"a second mmap of a ring's offset shares the ring the provider writes",
@@ -537,17 +513,9 @@ static const struct group groups[] = {
 	} },
 };
 
-static const char *setup_error;
-
-static void setup_failed(struct run *r)
-{
-	fail(r, "setup: %s", setup_error);
-}
-
 int main(int argc, char **argv)
 {
-	const char *name = NULL;
-	unsigned int g, i;
+	const char *setup_error, *name = NULL;
 	int opt;
 
 	while ((opt = getopt(argc, argv, "d:t:")) != -1) {
@@ -559,22 +527,11 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	for (g = 0; g < ARRAY_SIZE(groups); g++)
-		for (i = 0; groups[g].checks[i]; i++)
-			plan++;
-	tap_plan(plan);
-	signal(SIGALRM, watchdog);
+	tap_plan_groups(groups, ARRAY_SIZE(groups));
 	setup_error = env_open(name);
 	if (!setup_error && env.abi < 2)
 		setup_error = "the device maps no rings (uverbs ABI below 2)";
-
-	for (g = 0; g < ARRAY_SIZE(groups); g++) {
-		current_group = groups[g].name;
-		alarm(120);
-		run_group(groups[g].name, groups[g].checks,
-			  setup_error ? setup_failed : groups[g].fn);
-	}
-	alarm(0);
+	tap_run_groups(groups, ARRAY_SIZE(groups), setup_error);
 	env_close();
 	return tap_finish();
 }

@@ -4,17 +4,25 @@
  * "not ok N - name" line per check with a "# reason" line after each
  * failure, and "P passed, F failed" as the very last line.
  */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tap.h"
 
+#define WATCHDOG_SECONDS 120
+
 static unsigned int n_results, n_passed, n_failed;
+static unsigned int n_planned;
+static const char *current_group = "setup";
+static const char *setup_error;
 
 void tap_plan(unsigned int n)
 {
+	n_planned = n;
 	printf("TAP version 13\n1..%u\n", n);
 	fflush(stdout);
 }
@@ -114,14 +122,59 @@ void report(struct run *r)
 	report_as(r, !r->failures, reason);
 }
 
-void run_group(const char *name, const char *const *checks,
-	       void (*fn)(struct run *r))
+static void run_group(const struct tap_group *g, void (*fn)(struct run *r))
 {
-	struct run r = { .group = name, .names = checks };
+	struct run r = { .group = g->name, .names = g->checks };
 
 	fn(&r);
 	if (r.names[r.done] && r.failures)
 		report(&r);	/* the failure that made the group give up */
 	while (r.names[r.done])
 		report_as(&r, false, "not reached: an earlier step of this group failed");
+}
+
+/* The last resort if some verb blocks: say so, keep the output whole. */
+static void watchdog(int sig)
+{
+	char line[256];
+	int n;
+
+	(void)sig;
+	n = snprintf(line, sizeof(line),
+		     "Bail out! no progress for %d s in group \"%s\"\n%u passed, %u failed\n",
+		     WATCHDOG_SECONDS, current_group, n_passed,
+		     n_failed + (n_planned - n_results));
+	if (write(STDOUT_FILENO, line, n) < 0)
+		_exit(2);
+	_exit(1);
+}
+
+static void setup_failed(struct run *r)
+{
+	fail(r, "setup: %s", setup_error);
+}
+
+void tap_plan_groups(const struct tap_group *groups, unsigned int n)
+{
+	unsigned int g, i, checks = 0;
+
+	for (g = 0; g < n; g++)
+		for (i = 0; groups[g].checks[i]; i++)
+			checks++;
+	tap_plan(checks);
+}
+
+void tap_run_groups(const struct tap_group *groups, unsigned int n,
+		    const char *error)
+{
+	unsigned int g;
+
+	setup_error = error;
+	signal(SIGALRM, watchdog);
+	for (g = 0; g < n; g++) {
+		current_group = groups[g].name;
+		alarm(WATCHDOG_SECONDS);
+		run_group(&groups[g], error ? setup_failed : groups[g].fn);
+	}
+	alarm(0);
 }

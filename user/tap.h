@@ -37,8 +37,25 @@ bool fail(struct run *r, const char *fmt, ...)
 /* Report the group's next check: ok iff nothing failed since the last. */
 void report(struct run *r);
 
-/* Run one group and report every check it did not reach as failed. */
-void run_group(const char *name, const char *const *checks,
-	       void (*fn)(struct run *r));
+#define TAP_MAX_CHECKS 8
+
+/* A named group of checks; fn reports each of checks[] in order. */
+struct tap_group {
+	const char *name;
+	void (*fn)(struct run *r);
+	const char *checks[TAP_MAX_CHECKS + 1];	/* NULL-terminated */
+};
+
+/* Print the plan: every check of the @n groups. */
+void tap_plan_groups(const struct tap_group *groups, unsigned int n);
+
+/*
+ * Run the @n groups in order, each under a 120 s watchdog that bails out
+ * with a whole summary line if a verb blocks; a check a group did not
+ * reach is reported failed.  With @setup_error set, every check fails
+ * with it instead.
+ */
+void tap_run_groups(const struct tap_group *groups, unsigned int n,
+		    const char *setup_error);
 
 #endif /* KRWQ_TAP_H */

@@ -28,7 +28,6 @@
  * missing completion or event fails its check instead of hanging.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,15 +36,7 @@
 #include "checks.h"
 #include "vt.h"
 
-#define MAX_CHECKS 8
-
-struct group {
-	const char *name;
-	void (*fn)(struct run *r);
-	const char *checks[MAX_CHECKS + 1];
-};
-
-static const struct group groups[] = {
+static const struct tap_group groups[] = {
 	{ "rq capacity", t_rq_capacity, {
 		"max_recv_wr single posts fit, the next gets ENOMEM with bad_wr at it",
 		"a list overflowing midway gets ENOMEM with bad_wr at the first WR that did not fit",
@@ -128,42 +119,15 @@ static const struct group groups[] = {
 	} },
 };
 
-static const char *current_group = "setup";
-static unsigned int plan;
-
-/* The last resort if some verb blocks: say so, keep the output whole. */
-static void watchdog(int sig)
-{
-	char line[256];
-	int n;
-
-	(void)sig;
-	n = snprintf(line, sizeof(line),
-		     "Bail out! no progress for 120 s in group \"%s\"\n%u passed, %u failed\n",
-		     current_group, tap_count() - tap_failed(),
-		     tap_failed() + (plan - tap_count()));
-	if (write(STDOUT_FILENO, line, n) < 0)
-		_exit(2);
-	_exit(1);
-}
-
 static void usage(const char *prog)
 {
 	fprintf(stderr, "usage: %s [-d DEVICE] [-g GID_INDEX]\n", prog);
 	exit(2);
 }
 
-static const char *setup_error;
-
-static void setup_failed(struct run *r)
-{
-	fail(r, "setup: %s", setup_error);
-}
-
 int main(int argc, char **argv)
 {
 	const char *name = NULL;
-	unsigned int g, i;
 	char *end;
 	int opt;
 
@@ -186,21 +150,8 @@ int main(int argc, char **argv)
 		usage(argv[0]);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	for (g = 0; g < ARRAY_SIZE(groups); g++)
-		for (i = 0; groups[g].checks[i]; i++)
-			plan++;
-	tap_plan(plan);
-	signal(SIGALRM, watchdog);
-	setup_error = env_open(name);
-
-	for (g = 0; g < ARRAY_SIZE(groups); g++) {
-		current_group = groups[g].name;
-		alarm(120);
-		run_group(groups[g].name, groups[g].checks,
-			  setup_error ? setup_failed : groups[g].fn);
-	}
-	alarm(0);
-
+	tap_plan_groups(groups, ARRAY_SIZE(groups));
+	tap_run_groups(groups, ARRAY_SIZE(groups), env_open(name));
 	env_close();
 	return tap_finish();
 }

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * host_seam.c - the kernel's half of the seam, for user space, and the
- * allocation side of rq_env.h: ring locks are pthread mutexes (which TSan
- * understands) and rings are calloc()ed the way module/rq.c does it with
- * kvzalloc().
+ * allocation side of rq_env.h: ring locks are spinlocks on __atomic
+ * builtins (which TSan understands) and rings are calloc()ed the way
+ * module/rq.c does it with kvzalloc().
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -15,14 +15,18 @@
 
 unsigned long krwq_spin_lock_irqsave(void *lock)
 {
-	pthread_mutex_lock(&((spinlock_t *)lock)->mutex);
+	int *locked = &((spinlock_t *)lock)->locked;
+
+	while (__atomic_exchange_n(locked, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(locked, __ATOMIC_RELAXED))
+			sched_yield();	/* the holder may be off its CPU */
 	return 0;
 }
 
 void krwq_spin_unlock_irqrestore(void *lock, unsigned long flags)
 {
 	(void)flags;
-	pthread_mutex_unlock(&((spinlock_t *)lock)->mutex);
+	__atomic_store_n(&((spinlock_t *)lock)->locked, 0, __ATOMIC_RELEASE);
 }
 
 static void *ring_storage(const struct krwq_geometry *geo, bool user)
@@ -56,8 +60,6 @@ struct krwq_rq *rq_env_new(struct kunit *t, u32 max_wr, u32 max_sge,
 		free(storage);
 		return NULL;
 	}
-	pthread_mutex_init(&kwq->p_lock.mutex, NULL);
-	pthread_mutex_init(&kwq->c_lock.mutex, NULL);
 	ret = krwq_rq_init(rq, kwq, storage, user ? KRWQ_RING_USER : 0,
 			   max_wr, max_sge);
 	KUNIT_EXPECT_EQ(t, ret, 0);
@@ -84,8 +86,6 @@ int rq_env_resize(struct krwq_rq *rq, u32 max_wr, const u32 *limit)
 void rq_env_free(struct krwq_rq *rq)
 {
 	free(rq->wq ? (void *)rq->wq : (void *)rq->kwq->curr_wq);
-	pthread_mutex_destroy(&rq->kwq->p_lock.mutex);
-	pthread_mutex_destroy(&rq->kwq->c_lock.mutex);
 	free(rq->kwq);
 	free(rq);
 }

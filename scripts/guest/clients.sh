@@ -5,23 +5,13 @@
 # server and client on loopback, and prints one TAP line per client run,
 # ending with "N passed, N failed".  Runs inside the test VM:
 #   clients.sh DEVICE...     (rxe0 is created on a dummy netdev if named)
-pass=0
-fail=0
-n=0
 port=18600
 log=/tmp/clients.log
+. /krwq/lib/tap.sh
 
-report() {	# report OK NAME
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		pass=$((pass + 1))
-		echo "ok $n - $2"
-	else
-		fail=$((fail + 1))
-		echo "not ok $n - $2"
-		grep -v -e ' address: ' -e '^ GID: ' -e '^---' "$log" |
-			sed 's/^/# /' | tail -n 25
-	fi
+# a failure shows the client's and the server's output, less addresses
+tap_detail() {
+	grep -v -e ' address: ' -e '^ GID: ' -e '^---' "$log" | tail -n 25
 }
 
 # listening PORT: a TCP socket listens on PORT (state 0A in /proc/net)
@@ -126,5 +116,4 @@ for dev in "$@"; do
 		report $ok "$label rdma statistic: $(echo $counters | sed 's/ /, /g') moved"
 	fi
 done
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+tap_summary

@@ -6,21 +6,14 @@
 # it?  One TAP line per check, then "N passed, N failed".
 #   debian.sh RELEASE      (the release the package ships, e.g. 6.1.0-57-amd64)
 rel=$1
-pass=0
-fail=0
-n=0
+log=/tmp/debian-check.log
+. /krwq/lib/tap.sh
+
 check() {	# check NAME COMMAND...
 	name=$1
 	shift
-	n=$((n + 1))
-	if "$@" > /tmp/debian-check.log 2>&1; then
-		pass=$((pass + 1))
-		echo "ok $n - $name"
-	else
-		fail=$((fail + 1))
-		echo "not ok $n - $name"
-		sed 's/^/# /' /tmp/debian-check.log
-	fi
+	"$@" > $log 2>&1
+	report $? "$name"
 }
 
 check "uname -r is the package's release $rel" test "$(uname -r)" = "$rel"
@@ -31,5 +24,4 @@ for m in ib_core ib_uverbs; do
 done
 check "krwq.ko's vermagic is $rel" sh -c "modinfo -F vermagic /krwq/krwq.ko | grep -q '^$rel '"
 check "krwq0 is registered" test -d /sys/class/infiniband/krwq0
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+tap_summary

@@ -20,24 +20,9 @@
 # runner's final kmemleak scan covers everything above.
 fuzz_secs=${1:-20}
 cycles=${2:-50}
-pass=0
-fail=0
-n=0
 log=/tmp/hostile-step.log
-
-t0=$(cut -d. -f1 /proc/uptime)
-report() {	# report OK NAME
-	n=$((n + 1))
-	echo "# at $(($(cut -d. -f1 /proc/uptime) - t0)) s"
-	if [ "$1" = 0 ]; then
-		pass=$((pass + 1))
-		echo "ok $n - $2"
-	else
-		fail=$((fail + 1))
-		echo "not ok $n - $2"
-		sed 's/^/# /' "$log" | tail -n 25
-	fi
-}
+tap_t0=$(cut -d. -f1 /proc/uptime)
+. /krwq/lib/tap.sh
 
 as_user() {	# as_user CMD...: run CMD as the user krwq
 	su krwq -s /bin/sh -c "$*"
@@ -193,5 +178,4 @@ report $? "$i rmmod/insmod cycles in a row, krwq0 active after every insert"
 pingpong 18810
 report $? "ibv_rc_pingpong after the cycles"
 
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+tap_summary

@@ -12,20 +12,7 @@ E=$T/events/krwq
 EVENTS="krwq_post_recv krwq_take krwq_flush krwq_srq_limit krwq_deliver krwq_cqe"
 ITERS=100
 SIZE=4096
-pass=0
-fail=0
-n=0
-report() {	# report OK NAME [DETAIL]
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then
-		pass=$((pass + 1))
-		echo "ok $n - $2"
-	else
-		fail=$((fail + 1))
-		echo "not ok $n - $2"
-		[ -z "$3" ] || echo "# $3"
-	fi
-}
+. /krwq/lib/tap.sh
 
 # stat NAME FILE: a counter of `rdma statistic show link krwq0/1` output
 stat() {
@@ -154,5 +141,4 @@ report $([ "$c" -ge $((2 * ITERS)) ]; echo $?) "krwq_cqe: the pingpong's send co
 c=$(ev krwq_cqe 'f["qpn"] < 2 || f["cqn"] == ""')
 report $([ "$c" = 0 ]; echo $?) "krwq_cqe: every completion names its QP and CQ" "$c do not"
 
-echo "$pass passed, $fail failed"
-[ $fail = 0 ]
+tap_summary
