@@ -30,8 +30,9 @@ pair() {
 	while :; do
 		run_pair "$@"
 		# perftest times itself by fitting the TSC against
-		# gettimeofday(); when the host preempts the vCPU that fit fails
-		# ("r^2 < 0.9") and perftest exits 1 before it reports anything.
+		# gettimeofday(); should the host preempt a vCPU badly enough
+		# that fit fails ("r^2 < 0.9"; scripts/vm's tsc=reliable makes
+		# that rare) and perftest exits 1 before it reports anything.
 		# That is the measuring tool, not the device: run the pair again.
 		grep -q "Can't produce a report" "$log" && [ $try -lt 3 ] || break
 		echo "# $name: perftest could not calibrate its clock, run $try of 3"
