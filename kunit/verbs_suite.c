@@ -13,6 +13,7 @@
 #define VT_DEPTH	16
 #define VT_BUF		4096
 #define VT_LID		1	/* krwq0's port LID */
+#define VT_EXTRA_QPS	4	/* QPs a test may create beyond a and b */
 
 struct vt {
 	struct kunit *t;
@@ -20,6 +21,7 @@ struct vt {
 	struct ib_pd *pd;
 	struct ib_cq *scq, *rcq;
 	struct ib_qp *a, *b;		/* connected to each other */
+	struct ib_qp *extra[VT_EXTRA_QPS];	/* see vt_new_qp() */
 	struct ib_srq *srq;
 	u8 *abuf, *bbuf;
 	atomic_t events[IB_EVENT_GID_CHANGE + 1];
@@ -58,6 +60,37 @@ static struct ib_qp *vt_qp(struct vt *v, enum ib_qp_type type, bool srq)
 	};
 
 	return ib_create_qp(v->pd, &init);
+}
+
+/*
+ * A QP of one test beyond a and b.  vt_exit() destroys it if the test did
+ * not get to vt_free_qp() (a failed assertion), before the CQs it uses.
+ */
+static struct ib_qp *vt_new_qp(struct vt *v, enum ib_qp_type type, bool srq)
+{
+	struct ib_qp *qp = vt_qp(v, type, srq);
+	int i;
+
+	if (IS_ERR(qp))
+		return qp;
+	for (i = 0; i < VT_EXTRA_QPS; i++) {
+		if (!v->extra[i]) {
+			v->extra[i] = qp;
+			return qp;
+		}
+	}
+	ib_destroy_qp(qp);
+	return ERR_PTR(-ENOSPC);
+}
+
+static void vt_free_qp(struct vt *v, struct ib_qp *qp)
+{
+	int i;
+
+	for (i = 0; i < VT_EXTRA_QPS; i++)
+		if (v->extra[i] == qp)
+			v->extra[i] = NULL;
+	ib_destroy_qp(qp);
 }
 
 /*
@@ -176,9 +209,13 @@ static int vt_init(struct kunit *t)
 static void vt_exit(struct kunit *t)
 {
 	struct vt *v = t->priv;
+	int i;
 
 	if (!v || !v->dev)
 		return;
+	for (i = 0; i < VT_EXTRA_QPS; i++)
+		if (v->extra[i])
+			ib_destroy_qp(v->extra[i]);
 	if (!IS_ERR_OR_NULL(v->a))
 		ib_destroy_qp(v->a);
 	if (!IS_ERR_OR_NULL(v->b))
@@ -411,8 +448,8 @@ static void vt_rnr_retry_exceeded(struct kunit *t)
 	struct ib_wc wc;
 	struct ib_qp *c, *d;
 
-	c = vt_qp(v, IB_QPT_RC, false);
-	d = vt_qp(v, IB_QPT_RC, false);
+	c = vt_new_qp(v, IB_QPT_RC, false);
+	d = vt_new_qp(v, IB_QPT_RC, false);
 	KUNIT_ASSERT_FALSE(t, IS_ERR(c) || IS_ERR(d));
 	KUNIT_ASSERT_EQ(t, vt_connect(c, d->qp_num, 1), 0);
 	KUNIT_ASSERT_EQ(t, vt_connect(d, c->qp_num, 1), 0);
@@ -420,8 +457,8 @@ static void vt_rnr_retry_exceeded(struct kunit *t)
 	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
 	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_RNR_RETRY_EXC_ERR);
 	KUNIT_EXPECT_EQ(t, wc.wr_id, 9ull);
-	ib_destroy_qp(c);
-	ib_destroy_qp(d);
+	vt_free_qp(v, c);
+	vt_free_qp(v, d);
 }
 
 /* With rnr_retry 7 the sender waits for ever: a late receive completes it. */
@@ -454,7 +491,7 @@ static void vt_srq_limit_and_resize(struct kunit *t)
 	struct ib_qp *s;
 	int i;
 
-	s = vt_qp(v, IB_QPT_RC, true);
+	s = vt_new_qp(v, IB_QPT_RC, true);
 	KUNIT_ASSERT_FALSE(t, IS_ERR(s));
 	KUNIT_ASSERT_EQ(t, vt_connect(s, v->a->qp_num, 7), 0);
 	for (i = 0; i < 6; i++) {
@@ -486,7 +523,7 @@ static void vt_srq_limit_and_resize(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, vt_wait_event(v, IB_EVENT_SRQ_LIMIT_REACHED, 1), 1);
 	KUNIT_EXPECT_EQ(t, ib_query_srq(v->srq, &sa), 0);
 	KUNIT_EXPECT_EQ(t, sa.srq_limit, 0u);
-	ib_destroy_qp(s);
+	vt_free_qp(v, s);
 }
 
 static void vt_ud(struct kunit *t)
@@ -509,8 +546,8 @@ static void vt_ud(struct kunit *t)
 
 	rdma_ah_set_dlid(&ah_attr, VT_LID);
 	rdma_ah_set_port_num(&ah_attr, 1);
-	u1 = vt_qp(v, IB_QPT_UD, false);
-	u2 = vt_qp(v, IB_QPT_UD, false);
+	u1 = vt_new_qp(v, IB_QPT_UD, false);
+	u2 = vt_new_qp(v, IB_QPT_UD, false);
 	KUNIT_ASSERT_FALSE(t, IS_ERR(u1) || IS_ERR(u2));
 	KUNIT_ASSERT_EQ(t, vt_connect(u1, 0, 0), 0);
 	KUNIT_ASSERT_EQ(t, vt_connect(u2, 0, 0), 0);
@@ -538,8 +575,8 @@ static void vt_ud(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->rcq, 1, &wc), 0);
 
 	rdma_destroy_ah(ah, 0);
-	ib_destroy_qp(u1);
-	ib_destroy_qp(u2);
+	vt_free_qp(v, u1);
+	vt_free_qp(v, u2);
 }
 
 static void vt_cq_notify(struct kunit *t)
@@ -658,7 +695,7 @@ static void vt_foreign_sender_refused(struct kunit *t)
 	struct ib_wc wc;
 	struct ib_qp *c;
 
-	c = vt_qp(v, IB_QPT_RC, false);
+	c = vt_new_qp(v, IB_QPT_RC, false);
 	KUNIT_ASSERT_FALSE(t, IS_ERR(c));
 	KUNIT_ASSERT_EQ(t, vt_connect_retry(c, v->b->qp_num, 7, 1, 3), 0);
 	KUNIT_ASSERT_EQ(t, vt_post_recv(v, v->b, 1, v->bbuf, 64), 0);
@@ -672,7 +709,7 @@ static void vt_foreign_sender_refused(struct kunit *t)
 	KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
 	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(t, wc.wr_id, 1ull);
-	ib_destroy_qp(c);
+	vt_free_qp(v, c);
 }
 
 /*
@@ -688,13 +725,14 @@ static void vt_send_waits_for_peer_to_connect(struct kunit *t)
 	struct ib_qp *c, *d;
 	struct ib_wc wc;
 
-	c = vt_qp(v, IB_QPT_RC, false);
-	d = vt_qp(v, IB_QPT_RC, false);
+	c = vt_new_qp(v, IB_QPT_RC, false);
+	d = vt_new_qp(v, IB_QPT_RC, false);
 	KUNIT_ASSERT_FALSE(t, IS_ERR(c) || IS_ERR(d));
 	KUNIT_ASSERT_EQ(t, ib_modify_qp(d, &init, IB_QP_STATE | IB_QP_PKEY_INDEX |
 					IB_QP_PORT | IB_QP_ACCESS_FLAGS), 0);
 	KUNIT_ASSERT_EQ(t, vt_post_recv(v, d, 1, v->bbuf, 64), 0);
-	KUNIT_ASSERT_EQ(t, vt_connect_retry(c, d->qp_num, 7, 14, 7), 0);
+	/* timeout 0: retry every 67 ms for ever, so a slow guest cannot fail it */
+	KUNIT_ASSERT_EQ(t, vt_connect_retry(c, d->qp_num, 7, 0, 0), 0);
 	memset(v->abuf, 0x5a, 64);
 	KUNIT_ASSERT_EQ(t, vt_send(v, c, 2, v->abuf, 64), 0);
 	/* d is in INIT: nothing can have arrived */
@@ -710,8 +748,8 @@ static void vt_send_waits_for_peer_to_connect(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, wc.wr_id, 1ull);
 	KUNIT_EXPECT_EQ(t, wc.byte_len, 64u);
 	KUNIT_EXPECT_EQ(t, v->bbuf[63], 0x5a);
-	ib_destroy_qp(c);
-	ib_destroy_qp(d);
+	vt_free_qp(v, c);
+	vt_free_qp(v, d);
 }
 
 /*
@@ -725,7 +763,7 @@ static void vt_waiting_send_flushed(struct kunit *t)
 	struct ib_wc wc;
 	struct ib_qp *c;
 
-	c = vt_qp(v, IB_QPT_RC, false);
+	c = vt_new_qp(v, IB_QPT_RC, false);
 	KUNIT_ASSERT_FALSE(t, IS_ERR(c));
 	KUNIT_ASSERT_EQ(t, vt_connect_retry(c, v->b->qp_num, 7, 0, 0), 0);
 	KUNIT_ASSERT_EQ(t, vt_send(v, c, 9, v->abuf, 64), 0);
@@ -735,7 +773,7 @@ static void vt_waiting_send_flushed(struct kunit *t)
 	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
 	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_WR_FLUSH_ERR);
 	KUNIT_EXPECT_EQ(t, wc.wr_id, 9ull);
-	ib_destroy_qp(c);
+	vt_free_qp(v, c);
 }
 
 /* ib_drain_sq() posts an RDMA WRITE into ERR, whatever the QP type. */
@@ -751,7 +789,7 @@ static void vt_error_flushes_any_opcode(struct kunit *t)
 	struct ib_wc wc;
 	struct ib_qp *u;
 
-	u = vt_qp(v, IB_QPT_UD, false);
+	u = vt_new_qp(v, IB_QPT_UD, false);
 	KUNIT_ASSERT_FALSE(t, IS_ERR(u));
 	KUNIT_ASSERT_EQ(t, vt_connect(u, 0, 0), 0);
 	KUNIT_EXPECT_EQ(t, ib_post_send(u, &wr.wr, &bad), -EINVAL);
@@ -760,7 +798,7 @@ static void vt_error_flushes_any_opcode(struct kunit *t)
 	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
 	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_WR_FLUSH_ERR);
 	KUNIT_EXPECT_EQ(t, wc.wr_id, 77ull);
-	ib_destroy_qp(u);
+	vt_free_qp(v, u);
 }
 
 static struct kunit_case krwq_verbs_cases[] = {

@@ -241,8 +241,9 @@ struct krwq_qp {
 	atomic_t comm_est_sent;
 
 	/*
-	 * attributes kept for query_qp and used by delivery; written under
-	 * s_lock and r_lock, so a sender reads a destination's under r_lock
+	 * attributes kept for query_qp and used by delivery; those delivery
+	 * reads are written under s_lock and r_lock, so a sender reads a
+	 * destination's under r_lock (qp_state is only for query_qp)
 	 */
 	struct ib_qp_attr attr;
 	int attr_mask_seen;
@@ -255,7 +256,7 @@ struct krwq_qp {
 	refcount_t users;	/* 1 while in the device table + lookups */
 	struct completion released;
 	struct timer_list sq_timer;
-	struct work_struct send_work;	/* RNR retries, long send queues */
+	struct work_struct send_work;	/* retries, long send queues */
 	struct work_struct err_work;	/* to ERR on a responder error */
 	bool err_pending;		/* err_work is due; under r_lock */
 	unsigned long events;		/* bits of pending ib_event_type */

@@ -590,7 +590,10 @@ out:
  */
 static unsigned long krwq_ack_timeout_jiffies(u8 timeout)
 {
-	return max(nsecs_to_jiffies64(4096ULL << (timeout ? timeout : 14)), 1ULL);
+	u64 ns = 4096ULL << (timeout ? timeout : 14);
+
+	/* rounded up, plus the tick a timer may fire early within */
+	return nsecs_to_jiffies64(ns + TICK_NSEC - 1) + 1;
 }
 
 /*
@@ -604,16 +607,20 @@ static bool krwq_sq_retry_later(struct krwq_qp *qp,
 	unsigned long delay;
 
 	if (o->rnr) {
-		/* rnr_retry 7 means retry for ever */
-		if (qp->attr.rnr_retry != 7 && qp->rnr_tries >= qp->attr.rnr_retry)
-			return false;
-		qp->rnr_tries++;
+		/* rnr_retry 7 means retry for ever, uncounted */
+		if (qp->attr.rnr_retry != 7) {
+			if (qp->rnr_tries >= qp->attr.rnr_retry)
+				return false;
+			qp->rnr_tries++;
+		}
 		krwq_count(qp->dev, KRWQ_STAT_RNR_RETRIES, 1);
 		delay = usecs_to_jiffies(krwq_rnr_usecs[o->min_rnr_timer]);
 	} else {
-		if (qp->attr.timeout && qp->ack_tries >= qp->attr.retry_cnt)
-			return false;
-		qp->ack_tries++;
+		if (qp->attr.timeout) {
+			if (qp->ack_tries >= qp->attr.retry_cnt)
+				return false;
+			qp->ack_tries++;
+		}
 		krwq_count(qp->dev, KRWQ_STAT_ACK_TIMEOUTS, 1);
 		delay = krwq_ack_timeout_jiffies(qp->attr.timeout);
 	}
@@ -687,8 +694,8 @@ void krwq_sq_timer(struct timer_list *t)
 }
 
 /**
- * krwq_send_work() - carry on with a send queue: after an RNR wait, or
- * when one run's budget was spent.
+ * krwq_send_work() - carry on with a send queue: after an RNR wait or an
+ * ACK timeout, or when one run's budget was spent.
  * @work: qp->send_work.
  */
 void krwq_send_work(struct work_struct *work)

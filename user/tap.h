@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * tap.h - TAP version 13 output for krwq_verbs_test, and the bookkeeping
- * that turns a group's failures into one result per check.
+ * tap.h - TAP version 13 output for krwq_verbs_test and krwq_ring_test,
+ * and the bookkeeping that turns a group's failures into one result per
+ * check.
  *
  * A group runs some setup and then a fixed, named list of checks.  While
  * a check runs, every failed expectation calls fail(), which keeps the

@@ -24,7 +24,7 @@ report() {
 	fail=$((fail + 1))
 	echo "not ok $n - $2"
 	if [ $# -ge 3 ]; then
-		[ -z "$3" ] || echo "$3" | sed 's/^/# /'
+		[ -z "$3" ] || printf '%s\n' "$3" | sed 's/^/# /'
 	else
 		tap_detail | sed 's/^/# /'
 	fi

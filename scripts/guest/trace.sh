@@ -130,7 +130,7 @@ c=$(ev krwq_srq_limit 'f["max_wr"] < 1')
 report $([ "$c" = 0 ]; echo $?) "krwq_srq_limit: max_wr >= 1" "$c do not"
 
 # deliver and cqe: the pingpong's messages, sent and received
-c=$(ev krwq_deliver 'f["opcode"] == "SEND" && f["length"] == '$SIZE' && f["status"] == "SUCCESS" && f["rnr"] == 0 && f["src_qpn"] != f["dst_qpn"]')
+c=$(ev krwq_deliver 'f["opcode"] == "SEND" && f["length"] == '$SIZE' && f["status"] == "SUCCESS" && f["rnr"] == 0 && f["no_ack"] == 0 && f["src_qpn"] != f["dst_qpn"]')
 report $([ "$c" -ge $((2 * ITERS)) ]; echo $?) "krwq_deliver: the pingpong's $SIZE-byte SENDs between two QPs ($c, want >= $((2 * ITERS)))"
 c=$(ev krwq_deliver 'f["src_qpn"] < 2 || f["dst_qpn"] < 1')
 report $([ "$c" = 0 ]; echo $?) "krwq_deliver: source and destination QPNs are real" "$c are not"
