@@ -94,11 +94,11 @@ static void vt_free_qp(struct vt *v, struct ib_qp *qp)
 }
 
 /*
- * RESET -> INIT -> RTR -> RTS, aimed at @dest (RC/UC), with the RC
- * requester's local ACK @timeout and @retry_cnt
+ * RESET -> INIT -> RTR -> RTS, aimed at QP @dest behind LID @lid (RC/UC),
+ * with the RC requester's local ACK @timeout and @retry_cnt
  */
-static int vt_connect_retry(struct ib_qp *qp, u32 dest, u8 rnr_retry,
-			    u8 timeout, u8 retry_cnt)
+static int vt_connect_to(struct ib_qp *qp, u16 lid, u32 dest, u8 rnr_retry,
+			 u8 timeout, u8 retry_cnt)
 {
 	struct ib_qp_attr a = {
 		.qp_state = IB_QPS_INIT,
@@ -120,7 +120,7 @@ static int vt_connect_retry(struct ib_qp *qp, u32 dest, u8 rnr_retry,
 		a.dest_qp_num = dest;
 		a.rq_psn = 0;
 		a.ah_attr.type = RDMA_AH_ATTR_TYPE_IB;
-		rdma_ah_set_dlid(&a.ah_attr, VT_LID);
+		rdma_ah_set_dlid(&a.ah_attr, lid);
 		rdma_ah_set_port_num(&a.ah_attr, 1);
 		mask |= IB_QP_AV | IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN;
 		if (qp->qp_type == IB_QPT_RC) {
@@ -144,6 +144,12 @@ static int vt_connect_retry(struct ib_qp *qp, u32 dest, u8 rnr_retry,
 			IB_QP_MAX_QP_RD_ATOMIC;
 	}
 	return ib_modify_qp(qp, &a, mask);
+}
+
+static int vt_connect_retry(struct ib_qp *qp, u32 dest, u8 rnr_retry,
+			    u8 timeout, u8 retry_cnt)
+{
+	return vt_connect_to(qp, VT_LID, dest, rnr_retry, timeout, retry_cnt);
 }
 
 static int vt_connect(struct ib_qp *qp, u32 dest, u8 rnr_retry)
@@ -801,6 +807,68 @@ static void vt_error_flushes_any_opcode(struct kunit *t)
 	vt_free_qp(v, u);
 }
 
+/*
+ * An address no krwq device holds behaves like an unreachable peer: an RC
+ * send is retried on its ACK timeout, then fails; a datagram is dropped
+ * and counted, and its sender completes it successfully.
+ */
+static void vt_unreachable_lid(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	struct rdma_ah_attr ah_attr = { .type = RDMA_AH_ATTR_TYPE_IB };
+	u64 timeouts = vt_counter(v, "ack_timeouts");
+	u64 dropped = vt_counter(v, "ud_dropped");
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->abuf, .length = 64,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_ud_wr wr = {
+		.wr = { .wr_id = 5, .sg_list = &sge, .num_sge = 1,
+			.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED },
+		.remote_qkey = 0x11111111,
+	};
+	const struct ib_send_wr *bad;
+	struct ib_qp *c, *u;
+	struct ib_ah *ah;
+	struct ib_wc wc;
+
+	c = vt_new_qp(v, IB_QPT_RC, false);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(c));
+	KUNIT_ASSERT_EQ(t, vt_connect_to(c, 200, v->b->qp_num, 7, 1, 2), 0);
+	KUNIT_ASSERT_EQ(t, vt_send(v, c, 4, v->abuf, 64), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_RETRY_EXC_ERR);
+	KUNIT_EXPECT_EQ(t, vt_counter(v, "ack_timeouts"), timeouts + 2);
+
+	u = vt_new_qp(v, IB_QPT_UD, false);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(u));
+	KUNIT_ASSERT_EQ(t, vt_connect(u, 0, 0), 0);
+	rdma_ah_set_dlid(&ah_attr, 200);
+	rdma_ah_set_port_num(&ah_attr, 1);
+	ah = rdma_create_ah(v->pd, &ah_attr, 0);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(ah));
+	wr.ah = ah;
+	wr.remote_qpn = u->qp_num;
+	KUNIT_EXPECT_EQ(t, ib_post_send(u, &wr.wr, &bad), 0);
+	KUNIT_EXPECT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, vt_counter(v, "ud_dropped"), dropped + 1);
+	rdma_destroy_ah(ah, 0);
+	vt_free_qp(v, u);
+	vt_free_qp(v, c);
+}
+
+/* The MAD layer's QP1 exists only where the port has MADs (RoCE). */
+static void vt_gsi_only_with_mads(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	struct ib_qp *qp = vt_qp(v, IB_QPT_GSI, false);
+
+	KUNIT_EXPECT_TRUE(t, IS_ERR(qp));
+	if (!IS_ERR(qp))
+		ib_destroy_qp(qp);
+}
+
 static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_send_recv),
 	KUNIT_CASE(vt_post_with_irqs_off),
@@ -821,6 +889,8 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_send_waits_for_peer_to_connect),
 	KUNIT_CASE(vt_waiting_send_flushed),
 	KUNIT_CASE(vt_error_flushes_any_opcode),
+	KUNIT_CASE(vt_unreachable_lid),
+	KUNIT_CASE(vt_gsi_only_with_mads),
 	{}
 };
 

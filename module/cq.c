@@ -366,7 +366,9 @@ static void krwq_uverbs_wc(struct ib_uverbs_wc *u, const struct ib_wc *wc)
 		.ex.imm_data = wc->ex.imm_data,
 		.qp_num = wc->qp->qp_num,
 		.src_qp = wc->src_qp,
-		.wc_flags = wc->wc_flags,
+		/* the flags the uverbs ABI defines, no kernel-only ones */
+		.wc_flags = wc->wc_flags & (IB_WC_GRH | IB_WC_WITH_IMM |
+					    IB_WC_WITH_INVALIDATE),
 		.pkey_index = wc->pkey_index,
 		.slid = ib_lid_cpu16(wc->slid),
 		.sl = wc->sl,

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * device.c - the krwq%d ib_device: attributes, port, the one ops table,
- * user contexts, registration.
+ * device.c - a krwq ib_device of either kind (InfiniBand mode or
+ * netdev-bound; see struct krwq_dev): attributes, port, the one ops table,
+ * user contexts, registration and release.
  */
 #include <linux/module.h>
+#include <linux/netdevice.h>
+#include <net/addrconf.h>
+#include <rdma/ib_addr.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 #include <rdma/ib_user_verbs.h>
@@ -51,7 +55,44 @@ static int krwq_query_device(struct ib_device *ibdev,
 	a->max_srq_sge = KRWQ_MAX_SRQ_SGE;
 	a->max_pkeys = 1;
 	a->local_ca_ack_delay = 15;
+	/* a netdev-bound device goes with `rdma link delete` */
+	if (dev->ndev)
+		a->kernel_cap_flags |= IBK_ALLOW_USER_UNREG;
 	return 0;
+}
+
+/**
+ * krwq_port_active() - whether a device's port carries traffic: always in
+ * InfiniBand mode; while its netdev is up with carrier when netdev-bound.
+ * @dev: the device.
+ *
+ * Context: any.  Return: true if active.
+ */
+bool krwq_port_active(struct krwq_dev *dev)
+{
+	return !dev->ndev ||
+	       (netif_running(dev->ndev) && netif_carrier_ok(dev->ndev));
+}
+
+/* The port's active MTU: its netdev's, less RoCE's headers, at most 4096. */
+static enum ib_mtu krwq_port_mtu(struct krwq_dev *dev)
+{
+	if (!dev->ndev)
+		return KRWQ_MTU;
+	return clamp(iboe_get_mtu(READ_ONCE(dev->ndev->mtu)), IB_MTU_256,
+		     KRWQ_MTU);
+}
+
+/**
+ * krwq_port_mtu_bytes() - the port's active MTU in bytes: the largest
+ * datagram a UD QP may send.
+ * @dev: the device.
+ *
+ * Context: any.  Return: 256 ... 4096.
+ */
+u32 krwq_port_mtu_bytes(struct krwq_dev *dev)
+{
+	return ib_mtu_enum_to_int(krwq_port_mtu(dev));
 }
 
 static int krwq_query_port(struct ib_device *ibdev, u32 port,
@@ -62,12 +103,18 @@ static int krwq_query_port(struct ib_device *ibdev, u32 port,
 	/* the core zeroes *a before calling */
 	a->state = IB_PORT_ACTIVE;
 	a->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	if (!krwq_port_active(dev)) {
+		a->state = IB_PORT_DOWN;
+		a->phys_state = READ_ONCE(dev->ndev->flags) & IFF_UP ?
+				IB_PORT_PHYS_STATE_POLLING :
+				IB_PORT_PHYS_STATE_DISABLED;
+	}
 	a->max_mtu = KRWQ_MTU;
-	a->active_mtu = KRWQ_MTU;
+	a->active_mtu = krwq_port_mtu(dev);
 	a->lid = dev->lid;
 	a->sm_lid = dev->lid;
 	a->lmc = 0;
-	a->gid_tbl_len = 1;
+	a->gid_tbl_len = dev->ndev ? KRWQ_ROCE_GID_TBL_LEN : 1;
 	a->pkey_tbl_len = 1;
 	a->max_msg_sz = KRWQ_MAX_MSG_SIZE;
 	a->port_cap_flags = IB_PORT_CM_SUP;
@@ -80,12 +127,28 @@ static int krwq_query_port(struct ib_device *ibdev, u32 port,
 static int krwq_get_port_immutable(struct ib_device *ibdev, u32 port,
 				   struct ib_port_immutable *imm)
 {
-	/* no MAD agents: a loopback device has no subnet to manage */
-	imm->core_cap_flags = RDMA_CORE_CAP_PROT_IB;
+	struct krwq_dev *dev = to_kdev(ibdev);
+
 	imm->pkey_tbl_len = 1;
-	imm->gid_tbl_len = 1;
-	imm->max_mad_size = 0;
+	if (dev->ndev) {
+		/* RoCE v1 and v2: the MAD layer's QP1, so the IB CM and rdma_cm */
+		imm->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+		imm->gid_tbl_len = KRWQ_ROCE_GID_TBL_LEN;
+		imm->max_mad_size = IB_MGMT_MAD_SIZE;
+	} else {
+		/* no MAD agents: an IB-mode device has no subnet to manage */
+		imm->core_cap_flags = RDMA_CORE_CAP_PROT_IB;
+		imm->gid_tbl_len = 1;
+		imm->max_mad_size = 0;
+	}
 	return 0;
+}
+
+static enum rdma_link_layer krwq_get_link_layer(struct ib_device *ibdev,
+						u32 port)
+{
+	return to_kdev(ibdev)->ndev ? IB_LINK_LAYER_ETHERNET :
+				      IB_LINK_LAYER_INFINIBAND;
 }
 
 /**
@@ -99,10 +162,11 @@ void krwq_dev_gid(struct krwq_dev *dev, union ib_gid *gid)
 	gid->global.interface_id = dev->node_guid;
 }
 
+/* InfiniBand mode only: a RoCE port's GIDs are the RDMA core's own */
 static int krwq_query_gid(struct ib_device *ibdev, u32 port, int index,
 			  union ib_gid *gid)
 {
-	if (index != 0)
+	if (index != 0 || to_kdev(ibdev)->ndev)
 		return -EINVAL;
 	krwq_dev_gid(to_kdev(ibdev), gid);
 	return 0;
@@ -143,6 +207,8 @@ static void krwq_get_dev_fw_str(struct ib_device *ibdev, char *str)
 		 KRWQ_FW_VER & 0xffff);
 }
 
+static void krwq_dealloc_driver(struct ib_device *ibdev);
+
 static const struct ib_device_ops krwq_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_QIB,
@@ -150,6 +216,8 @@ static const struct ib_device_ops krwq_dev_ops = {
 	.query_device = krwq_query_device,
 	.query_port = krwq_query_port,
 	.get_port_immutable = krwq_get_port_immutable,
+	.get_link_layer = krwq_get_link_layer,
+	.dealloc_driver = krwq_dealloc_driver,
 	.query_gid = krwq_query_gid,
 	.query_pkey = krwq_query_pkey,
 	.get_dev_fw_str = krwq_get_dev_fw_str,
@@ -201,41 +269,58 @@ static const struct ib_device_ops krwq_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, krwq_ucontext, ibuc),
 };
 
-/**
- * krwq_dev_add() - create and register the device krwq<index>.
- * @index: 0, 1, ...; gives the LID (index + 1) and the node GUID.
- * @out: the registered device.
- *
- * Return: 0 or a negative errno from the RDMA core.
+/* What krwq_dev_alloc() set up, undone: the device is unregistered. */
+static void krwq_dev_release(struct krwq_dev *dev)
+{
+	krwq_fabric_leave(dev);
+	if (dev->ndev)
+		dev_put(dev->ndev);
+	WARN_ON(!xa_empty(&dev->qps) || !xa_empty(&dev->mrs));
+	xa_destroy(&dev->qps);
+	xa_destroy(&dev->mrs);
+	free_percpu(dev->stats);
+}
+
+/*
+ * ib_device_ops.dealloc_driver: the RDMA core has unregistered the device
+ * and destroyed every object on it, or registration failed and the device
+ * is being freed (ib_dealloc_device() calls this too); the core frees the
+ * ib_device itself.
  */
-int krwq_dev_add(unsigned int index, struct krwq_dev **out)
+static void krwq_dealloc_driver(struct ib_device *ibdev)
+{
+	krwq_dev_release(to_kdev(ibdev));
+}
+
+/* Allocates a device of either kind; @ndev NULL for InfiniBand mode. */
+static struct krwq_dev *krwq_dev_alloc(struct net_device *ndev)
 {
 	struct krwq_dev *dev;
 	struct ib_device *ibdev;
-	int ret;
 
 	dev = ib_alloc_device(krwq_dev, ibdev);
 	if (!dev)
-		return -ENOMEM;
+		return NULL;
 	ibdev = &dev->ibdev;
 	dev->stats = alloc_percpu(struct krwq_stats);
 	if (!dev->stats) {
 		ib_dealloc_device(ibdev);
-		return -ENOMEM;
+		return NULL;
 	}
-	dev->index = index;
-	dev->lid = index + 1;
-	dev->node_guid = cpu_to_be64(KRWQ_GUID_BASE + ((u64)index << 16));
+	dev->ndev = ndev;
 	spin_lock_init(&dev->uflush_lock);
 	dev->uflush_stamp = jiffies;
 	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->mrs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	if (krwq_fabric_join(dev)) {
+		free_percpu(dev->stats);
+		ib_dealloc_device(ibdev);
+		return NULL;
+	}
 
 	ibdev->node_type = RDMA_NODE_IB_CA;
-	ibdev->node_guid = dev->node_guid;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = 1;
-	strscpy(ibdev->node_desc, "krwq loopback HCA", sizeof(ibdev->node_desc));
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_SRQ_RECV) |
@@ -243,29 +328,90 @@ int krwq_dev_add(unsigned int index, struct krwq_dev **out)
 				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(ibdev, &krwq_dev_ops);
 	ibdev->ops.uverbs_abi_ver = krwq_abi;
+	return dev;
+}
 
-	ret = ib_register_device(ibdev, "krwq%d", NULL);
-	if (ret) {
-		xa_destroy(&dev->qps);
-		xa_destroy(&dev->mrs);
-		free_percpu(dev->stats);
-		ib_dealloc_device(ibdev);
-		return ret;
-	}
-	*out = dev;
-	return 0;
+/* Registers @dev under @name; on failure frees it. */
+static int krwq_dev_register(struct krwq_dev *dev, const char *name)
+{
+	int ret;
+
+	dev->ibdev.node_guid = dev->node_guid;
+	ret = ib_register_device(&dev->ibdev, name, NULL);
+	if (ret)
+		ib_dealloc_device(&dev->ibdev);	/* krwq_dealloc_driver() */
+	return ret;
 }
 
 /**
- * krwq_dev_remove() - unregister and free a device from krwq_dev_add().
- * @dev: the device; every object on it is destroyed by the RDMA core.
+ * krwq_dev_add() - create and register the InfiniBand-mode device
+ * krwq<index>.
+ * @index: 0, 1, ...; gives the LID (index + 1) and the node GUID.
+ * @out: the registered device.
+ *
+ * Context: process.
+ * Return: 0, -ENOMEM, or a negative errno from the RDMA core.
+ */
+int krwq_dev_add(unsigned int index, struct krwq_dev **out)
+{
+	struct krwq_dev *dev;
+	int ret;
+
+	dev = krwq_dev_alloc(NULL);
+	if (!dev)
+		return -ENOMEM;
+	dev->index = index;
+	dev->lid = index + 1;
+	dev->node_guid = cpu_to_be64(KRWQ_GUID_BASE + ((u64)index << 16));
+	strscpy(dev->ibdev.node_desc, "krwq loopback HCA",
+		sizeof(dev->ibdev.node_desc));
+	ret = krwq_dev_register(dev, "krwq%d");
+	if (!ret)
+		*out = dev;
+	return ret;
+}
+
+/**
+ * krwq_dev_add_netdev() - create and register a netdev-bound device.
+ * @name: its name, as `rdma link add NAME` gave it.
+ * @ndev: the netdev it is bound to; the RDMA core holds it from here on.
+ *
+ * The port's state, MTU and GIDs follow @ndev from then on (netdev.c and
+ * the RDMA core's RoCE GID management).
+ *
+ * Context: process, not under RTNL.
+ * Return: 0, -ENOMEM, or a negative errno from the RDMA core.
+ */
+int krwq_dev_add_netdev(const char *name, struct net_device *ndev)
+{
+	struct krwq_dev *dev;
+	int ret;
+
+	dev = krwq_dev_alloc(ndev);
+	if (!dev)
+		return -ENOMEM;
+	/* our own hold: query_port may still read it after the core's goes */
+	dev_hold(ndev);
+	dev->port_was_active = krwq_port_active(dev);
+	addrconf_addr_eui48((u8 *)&dev->node_guid, ndev->dev_addr);
+	strscpy(dev->ibdev.node_desc, "krwq RoCE loopback HCA",
+		sizeof(dev->ibdev.node_desc));
+	ret = ib_device_set_netdev(&dev->ibdev, ndev, 1);
+	if (ret) {
+		ib_dealloc_device(&dev->ibdev);	/* krwq_dealloc_driver() */
+		return ret;
+	}
+	return krwq_dev_register(dev, name);
+}
+
+/**
+ * krwq_dev_remove() - unregister a device; the RDMA core destroys every
+ * object on it and then frees it (krwq_dealloc_driver()).
+ * @dev: the device.
+ *
+ * Context: process.
  */
 void krwq_dev_remove(struct krwq_dev *dev)
 {
 	ib_unregister_device(&dev->ibdev);
-	WARN_ON(!xa_empty(&dev->qps) || !xa_empty(&dev->mrs));
-	xa_destroy(&dev->qps);
-	xa_destroy(&dev->mrs);
-	free_percpu(dev->stats);
-	ib_dealloc_device(&dev->ibdev);
 }

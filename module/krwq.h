@@ -77,6 +77,9 @@
 #define KRWQ_UFLUSH_MAX_MS	1000
 #define KRWQ_UFLUSH_BATCH	256
 #define KRWQ_UFLUSH_RATE	65536
+/* a netdev-bound device's port: RoCE v1 and v2 GIDs of its netdev's IPs */
+#define KRWQ_ROCE_GID_TBL_LEN	128
+#define KRWQ_NO_DEST		U32_MAX	/* a fabric id naming no device */
 
 extern struct workqueue_struct *krwq_wq;
 
@@ -110,6 +113,7 @@ enum krwq_stat {
 	KRWQ_STAT_ACK_TIMEOUTS,		/* RC sends nobody answered, retried */
 	KRWQ_STAT_CQ_OVERFLOWS,		/* completions lost to a full CQ */
 	KRWQ_STAT_LOOPBACK_BYTES,	/* payload bytes delivered */
+	KRWQ_STAT_UD_DROPPED,		/* datagrams to nobody, or refused */
 	KRWQ_STAT_MAX
 };
 
@@ -117,10 +121,23 @@ struct krwq_stats {
 	u64 v[KRWQ_STAT_MAX];
 };
 
+/*
+ * struct krwq_dev - one krwq RDMA device, of one of two kinds:
+ *  - InfiniBand mode (krwq0 ... from num_devices): an IB port whose LID is
+ *    index + 1, addressed by LID;
+ *  - netdev-bound (rdma link add NAME type krwq netdev DEV, netdev.c): an
+ *    Ethernet (RoCE) port following DEV, addressed by the GIDs the RDMA
+ *    core derives from DEV's IP addresses.  @ndev is DEV, held by the RDMA
+ *    core from registration to unregistration.
+ * Every device is on the host's fabric (fabric.c) under @fabric_id.
+ */
 struct krwq_dev {
 	struct ib_device ibdev;
 	unsigned int index;
-	u16 lid;
+	u16 lid;		/* 0 on a netdev-bound device */
+	struct net_device *ndev;	/* NULL in InfiniBand mode */
+	u32 fabric_id;
+	bool port_was_active;		/* as last told (netdev.c) */
 	__be64 node_guid;
 	struct xarray qps;	/* qpn -> struct krwq_qp, lookups under RCU */
 	struct xarray mrs;	/* key index -> struct krwq_mr, under RCU */
@@ -146,9 +163,22 @@ struct krwq_pd {
 	struct ib_pd ibpd;
 };
 
+/**
+ * struct krwq_route - where an address vector leads (fabric.c).
+ * @dest: the fabric id of the device holding the address, or KRWQ_NO_DEST.
+ * @net_type: the header a UD receiver finds in its first 40 bytes.
+ * @sgid: the source GID that header carries.
+ */
+struct krwq_route {
+	u32 dest;
+	enum rdma_network_type net_type;
+	union ib_gid sgid;
+};
+
 struct krwq_ah {
 	struct ib_ah ibah;
 	struct rdma_ah_attr attr;
+	struct krwq_route route;
 };
 
 enum krwq_mr_kind { KRWQ_MR_DMA, KRWQ_MR_USER };
@@ -218,6 +248,7 @@ struct krwq_swqe {
 	u32 remote_qpn;		/* UD */
 	u32 remote_qkey;
 	struct rdma_ah_attr ah;	/* UD: a copy, so AH lifetime is moot */
+	struct krwq_route route;	/* UD: the AH's */
 	struct ib_sge sg_list[];
 };
 
@@ -246,6 +277,7 @@ struct krwq_qp {
 	 * destination's under r_lock (qp_state is only for query_qp)
 	 */
 	struct ib_qp_attr attr;
+	struct krwq_route route;	/* of attr.ah_attr (RC, UC) */
 	int attr_mask_seen;
 
 	/* scratch for the send being executed, under s_lock */
@@ -321,10 +353,31 @@ void krwq_mmap_remove(struct rdma_user_mmap_entry *entry);
 int krwq_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma);
 void krwq_mmap_free(struct rdma_user_mmap_entry *entry);
 
+static inline bool krwq_qp_is_ud(struct krwq_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
+
 /* device.c */
 int krwq_dev_add(unsigned int index, struct krwq_dev **out);
+int krwq_dev_add_netdev(const char *name, struct net_device *ndev);
 void krwq_dev_remove(struct krwq_dev *dev);
 void krwq_dev_gid(struct krwq_dev *dev, union ib_gid *gid);
+bool krwq_port_active(struct krwq_dev *dev);
+u32 krwq_port_mtu_bytes(struct krwq_dev *dev);
+
+/* fabric.c */
+int krwq_fabric_join(struct krwq_dev *dev);
+void krwq_fabric_leave(struct krwq_dev *dev);
+struct krwq_dev *krwq_fabric_dev_rcu(u32 id);
+struct krwq_dev *krwq_fabric_find_netdev(struct net_device *ndev);
+struct krwq_dev *krwq_fabric_any(void);
+void krwq_fabric_route(struct krwq_dev *from, const struct rdma_ah_attr *ah,
+		       struct krwq_route *route);
+
+/* netdev.c */
+int krwq_netdev_init(void);
+void krwq_netdev_exit(void);
 
 /* stats.c */
 struct rdma_hw_stats *krwq_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -335,6 +388,7 @@ int krwq_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 /* pd.c, ah.c */
 int krwq_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 int krwq_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
+bool krwq_ah_attr_ok(struct krwq_dev *dev, const struct rdma_ah_attr *attr);
 int krwq_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		   struct ib_udata *udata);
 int krwq_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);

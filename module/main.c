@@ -5,6 +5,7 @@
  */
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <rdma/rdma_netlink.h>
 
 #include "krwq.h"
 
@@ -19,49 +20,61 @@ module_param_named(abi, krwq_abi, uint, 0444);
 MODULE_PARM_DESC(abi, "uverbs ABI of rdma-core's ipathverbs provider: 1 = every verb through the kernel, 2 = mapped receive and completion rings (default 2)");
 
 struct workqueue_struct *krwq_wq;
-static struct krwq_dev **krwq_devs;
-static unsigned int krwq_ndevs;
 
+/* Unregisters every device, of both kinds; each leaves the fabric. */
 static void krwq_remove_all(void)
 {
-	while (krwq_ndevs)
-		krwq_dev_remove(krwq_devs[--krwq_ndevs]);
-	kfree(krwq_devs);
-	krwq_devs = NULL;
+	struct krwq_dev *dev, *last = NULL;
+
+	while ((dev = krwq_fabric_any())) {
+		/* an unregistered device has left: never the same one twice */
+		if (WARN_ON(dev == last)) {
+			put_device(&dev->ibdev.dev);
+			break;
+		}
+		krwq_dev_remove(dev);
+		put_device(&dev->ibdev.dev);
+		last = dev;
+	}
 }
 
 static int __init krwq_init(void)
 {
+	struct krwq_dev *dev;
+	unsigned int i;
 	int ret;
 
-	if (!num_devices || num_devices > KRWQ_MAX_DEVICES)
+	if (!num_devices || num_devices > KRWQ_MAX_DEVICES) {
+		pr_err("krwq: num_devices=%u is out of range 1-%u\n",
+		       num_devices, KRWQ_MAX_DEVICES);
 		return -EINVAL;
-	if (krwq_abi != 1 && krwq_abi != 2)
+	}
+	if (krwq_abi != 1 && krwq_abi != 2) {
+		pr_err("krwq: abi=%u is not 1 or 2\n", krwq_abi);
 		return -EINVAL;
+	}
 	krwq_wq = alloc_workqueue("krwq", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	if (!krwq_wq)
 		return -ENOMEM;
-	krwq_devs = kcalloc(num_devices, sizeof(*krwq_devs), GFP_KERNEL);
-	if (!krwq_devs) {
-		ret = -ENOMEM;
-		goto err_wq;
-	}
-	for (; krwq_ndevs < num_devices; krwq_ndevs++) {
-		ret = krwq_dev_add(krwq_ndevs, &krwq_devs[krwq_ndevs]);
+	for (i = 0; i < num_devices; i++) {
+		ret = krwq_dev_add(i, &dev);
 		if (ret)
 			goto err_devs;
 	}
+	ret = krwq_netdev_init();
+	if (ret)
+		goto err_devs;
 	return 0;
 
 err_devs:
 	krwq_remove_all();
-err_wq:
 	destroy_workqueue(krwq_wq);
 	return ret;
 }
 
 static void __exit krwq_exit(void)
 {
+	krwq_netdev_exit();
 	krwq_remove_all();
 	destroy_workqueue(krwq_wq);
 }
@@ -71,3 +84,4 @@ module_exit(krwq_exit);
 
 MODULE_DESCRIPTION("krwq: a loopback RDMA device with rdmavt-style receive queues in C++");
 MODULE_LICENSE("GPL");
+MODULE_ALIAS_RDMA_LINK("krwq");

@@ -222,13 +222,15 @@ static int krwq_check_caps(struct ib_qp_init_attr *init)
 }
 
 /**
- * krwq_create_qp() - ib_device_ops.create_qp: RC, UC or UD.
+ * krwq_create_qp() - ib_device_ops.create_qp: RC, UC or UD, and the GSI
+ * QP (number 1) of a netdev-bound device for the kernel's MAD layer.
  * @ibqp: allocated by the RDMA core.
  * @init: CQs, SRQ, capacities and signalling.
  * @udata: user data: with ABI 2, where the receive ring's mmap offset
  *         goes (0 for a QP on an SRQ).
  *
- * Return: 0, -EOPNOTSUPP for other QP types, -EINVAL for capacities over
+ * Return: 0, -EOPNOTSUPP for other QP types, -EBUSY for a second GSI
+ * QP, -EINVAL for capacities over
  * the device limits (including any inline data or create flags),
  * -ENOMEM past max_qp or when memory runs out, -EFAULT if the offset
  * cannot be copied out.
@@ -241,9 +243,14 @@ int krwq_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	u32 qpn;
 	int ret;
 
-	if (init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UC &&
-	    init->qp_type != IB_QPT_UD)
+	if (init->qp_type == IB_QPT_GSI) {
+		/* the MAD layer's QP1, on a port that has MADs */
+		if (udata || !dev->ndev)
+			return -EOPNOTSUPP;
+	} else if (init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UC &&
+		   init->qp_type != IB_QPT_UD) {
 		return -EOPNOTSUPP;
+	}
 	ret = krwq_check_caps(init);
 	if (ret)
 		return ret;
@@ -302,15 +309,21 @@ int krwq_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	 * Numbers cycle, so a peer still aimed at a destroyed QP does not
 	 * reach the next one at once.
 	 */
-	ret = xa_alloc_cyclic_irq(&dev->qps, &qpn, NULL,
-				  XA_LIMIT(KRWQ_QPN_MIN, KRWQ_QPN_MAX),
-				  &dev->next_qpn, GFP_KERNEL);
+	if (init->qp_type == IB_QPT_GSI) {
+		qpn = 1;
+		ret = xa_insert_irq(&dev->qps, qpn, NULL, GFP_KERNEL);
+	} else {
+		ret = xa_alloc_cyclic_irq(&dev->qps, &qpn, NULL,
+					  XA_LIMIT(KRWQ_QPN_MIN, KRWQ_QPN_MAX),
+					  &dev->next_qpn, GFP_KERNEL);
+	}
 	if (ret < 0)
 		goto err_rq;
 	ibqp->qp_num = qpn;
 	qp->attr.qp_state = IB_QPS_RESET;
 	qp->attr.port_num = 1;
 	qp->attr.path_mtu = KRWQ_MTU;
+	qp->route.dest = KRWQ_NO_DEST;
 	xa_store_irq(&dev->qps, qpn, qp, GFP_KERNEL);
 	return 0;
 
@@ -321,7 +334,10 @@ err_sq:
 	kvfree(qp->sq);
 err_count:
 	atomic_dec(&dev->n_qp);
-	return ret == -EBUSY ? -ENOMEM : ret;
+	/* xa_alloc_cyclic's "full" is -EBUSY: the device is out of QPs */
+	if (ret == -EBUSY && init->qp_type != IB_QPT_GSI)
+		return -ENOMEM;
+	return ret;
 }
 
 /**
@@ -398,10 +414,7 @@ static int krwq_check_attr(struct krwq_qp *qp, struct ib_qp_attr *a, int mask)
 				    IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC |
 				    IB_ACCESS_MW_BIND | IB_ACCESS_OPTIONAL)))
 		return -EINVAL;
-	if ((mask & IB_QP_AV) &&
-	    (a->ah_attr.type != RDMA_AH_ATTR_TYPE_IB || !rdma_ah_get_dlid(&a->ah_attr) ||
-	     (rdma_ah_get_port_num(&a->ah_attr) &&
-	      rdma_ah_get_port_num(&a->ah_attr) != 1)))
+	if ((mask & IB_QP_AV) && !krwq_ah_attr_ok(qp->dev, &a->ah_attr))
 		return -EINVAL;
 	/* capacities are fixed; no alternate path; no SQ_DRAINED event */
 	if (mask & (IB_QP_CAP | IB_QP_ALT_PATH | IB_QP_PATH_MIG_STATE |
@@ -410,7 +423,8 @@ static int krwq_check_attr(struct krwq_qp *qp, struct ib_qp_attr *a, int mask)
 	return 0;
 }
 
-static void krwq_apply_attr(struct krwq_qp *qp, struct ib_qp_attr *a, int mask)
+static void krwq_apply_attr(struct krwq_qp *qp, struct ib_qp_attr *a, int mask,
+			    const struct krwq_route *route)
 {
 	struct ib_qp_attr *q = &qp->attr;
 
@@ -423,6 +437,7 @@ static void krwq_apply_attr(struct krwq_qp *qp, struct ib_qp_attr *a, int mask)
 	if (mask & IB_QP_AV) {
 		q->ah_attr = a->ah_attr;
 		q->ah_attr.grh.sgid_attr = NULL;	/* not kept: unreferenced */
+		qp->route = *route;
 	}
 	if (mask & IB_QP_PATH_MTU)
 		q->path_mtu = a->path_mtu;
@@ -463,12 +478,16 @@ int krwq_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_udata *udata)
 {
 	struct krwq_qp *qp = to_kqp(ibqp);
+	struct krwq_route route = { .dest = KRWQ_NO_DEST };
 	enum ib_qp_state cur, next;
 	unsigned long flags;
 	int ret;
 
 	if (udata && udata->inlen)
 		return -EOPNOTSUPP;
+	/* where the path leads, resolved before any lock is taken */
+	if ((mask & IB_QP_AV) && krwq_ah_attr_ok(qp->dev, &attr->ah_attr))
+		krwq_fabric_route(qp->dev, &attr->ah_attr, &route);
 	spin_lock_irqsave(&qp->s_lock, flags);
 	cur = mask & IB_QP_CUR_STATE ? attr->cur_qp_state : qp->state;
 	next = mask & IB_QP_STATE ? attr->qp_state : cur;
@@ -481,7 +500,7 @@ int krwq_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		goto out;
 	/* deliveries read a destination's attributes under its r_lock */
 	spin_lock(&qp->r_lock);
-	krwq_apply_attr(qp, attr, mask);
+	krwq_apply_attr(qp, attr, mask, &route);
 	spin_unlock(&qp->r_lock);
 	if (mask & IB_QP_STATE) {
 		krwq_qp_set_state_locked(qp, next);

@@ -20,8 +20,11 @@
  * would end a connection whose peer is merely still connecting, or still
  * tearing down, where an HCA or rxe would have retried first.
  */
+#include <linux/ip.h>
 #include <linux/jiffies.h>
+#include <net/checksum.h>
 #include <rdma/ib_hdrs.h>
+#include <rdma/ib_pack.h>
 
 #include "krwq.h"
 #include "krwq_core.h"
@@ -110,9 +113,9 @@ static int krwq_sq_fill(struct krwq_qp *qp, const struct ib_send_wr *wr,
 	for (i = 0; i < wr->num_sge; i++)
 		total += wr->sg_list[i].length;
 	if (total > KRWQ_MAX_MSG_SIZE ||
-	    (type == IB_QPT_UD && total > KRWQ_MTU_BYTES))
+	    (krwq_qp_is_ud(qp) && total > krwq_port_mtu_bytes(qp->dev)))
 		return -EINVAL;
-	if (type == IB_QPT_UD && !ud_wr(wr)->ah)
+	if (krwq_qp_is_ud(qp) && !ud_wr(wr)->ah)
 		return -EINVAL;
 
 	w->wr_id = wr->wr_id;
@@ -122,11 +125,13 @@ static int krwq_sq_fill(struct krwq_qp *qp, const struct ib_send_wr *wr,
 	w->num_sge = wr->num_sge;
 	w->length = total;
 	memcpy(w->sg_list, wr->sg_list, wr->num_sge * sizeof(*wr->sg_list));
-	if (type == IB_QPT_UD) {
+	if (krwq_qp_is_ud(qp)) {
+		struct krwq_ah *ah = to_kah(ud_wr(wr)->ah);
+
 		w->remote_qpn = ud_wr(wr)->remote_qpn;
 		w->remote_qkey = ud_wr(wr)->remote_qkey;
-		w->ah = to_kah(ud_wr(wr)->ah)->attr;
-		w->ah.grh.sgid_attr = NULL;
+		w->ah = ah->attr;
+		w->route = ah->route;
 	} else if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM) {
 		w->remote_addr = rdma_wr(wr)->remote_addr;
 		w->rkey = rdma_wr(wr)->rkey;
@@ -249,7 +254,7 @@ static bool krwq_can_receive(struct krwq_qp *dqp)
 	switch (dqp->state) {
 	case IB_QPS_RTR:
 		/* the first arrival in RTR establishes the connection */
-		if (dqp->ibqp.qp_type != IB_QPT_UD &&
+		if (!krwq_qp_is_ud(dqp) &&
 		    !atomic_xchg(&dqp->comm_est_sent, 1))
 			krwq_qp_event(dqp, IB_EVENT_COMM_EST);
 		return true;
@@ -458,17 +463,43 @@ out:
 }
 
 /*
+ * QP @qpn of the device fabric id @dest names, with a reference, when both
+ * the sender's port and the destination's carry traffic; else NULL, as
+ * for a destination that does not exist.  The destination's port is
+ * looked at only once its QP is held: that keeps its netdev held too.
+ */
+static struct krwq_qp *krwq_dest_qp_get(struct krwq_qp *sqp, u32 dest,
+					u32 qpn)
+{
+	struct krwq_dev *ddev;
+	struct krwq_qp *dqp = NULL;
+
+	if (!krwq_port_active(sqp->dev))
+		return NULL;
+	rcu_read_lock();
+	ddev = krwq_fabric_dev_rcu(dest);
+	if (ddev)
+		dqp = krwq_qp_get(ddev, qpn);
+	rcu_read_unlock();
+	if (dqp && !krwq_port_active(dqp->dev)) {
+		krwq_qp_put(dqp);
+		dqp = NULL;
+	}
+	return dqp;
+}
+
+/*
  * Only the QP this one is connected to, and that is connected back to it,
- * receives.  The caller holds dqp->r_lock, under which the destination's
- * attributes are written too.
+ * receives: its path leads to the sender's device and its destination QP
+ * is the sender.  The caller found @dqp through the sender's path and
+ * holds dqp->r_lock, under which the destination's attributes are written.
  */
 static bool krwq_is_peer(struct krwq_qp *sqp, struct krwq_qp *dqp)
 {
 	lockdep_assert_held(&dqp->r_lock);
 	return dqp->ibqp.qp_type == sqp->ibqp.qp_type &&
 	       dqp->attr.dest_qp_num == sqp->ibqp.qp_num &&
-	       rdma_ah_get_dlid(&sqp->attr.ah_attr) == sqp->dev->lid &&
-	       rdma_ah_get_dlid(&dqp->attr.ah_attr) == sqp->dev->lid;
+	       dqp->route.dest == sqp->dev->fabric_id;
 }
 
 static void krwq_exec_connected(struct krwq_qp *sqp, struct krwq_swqe *w,
@@ -477,7 +508,7 @@ static void krwq_exec_connected(struct krwq_qp *sqp, struct krwq_swqe *w,
 	struct krwq_qp *dqp;
 	bool answered = false;
 
-	dqp = krwq_qp_get(sqp->dev, sqp->attr.dest_qp_num);
+	dqp = krwq_dest_qp_get(sqp, sqp->route.dest, sqp->attr.dest_qp_num);
 	if (dqp) {
 		spin_lock(&dqp->r_lock);
 		if (krwq_is_peer(sqp, dqp) && krwq_can_receive(dqp)) {
@@ -506,19 +537,46 @@ static void krwq_exec_connected(struct krwq_qp *sqp, struct krwq_swqe *w,
 
 /* --- UD ---------------------------------------------------------------- */
 
-static void krwq_make_grh(struct krwq_qp *sqp, struct krwq_swqe *w,
-			  struct ib_grh *grh)
+/*
+ * The 40 bytes a UD receive starts with: an IB GRH (InfiniBand mode and
+ * RoCE v1), an IPv6 header (RoCE v2 over IPv6), or an IPv4 header in the
+ * last 20 (RoCE v2 over IPv4), as the network would have carried them.
+ */
+static void krwq_make_net_hdr(const struct krwq_swqe *w,
+			      union rdma_network_hdr *hdr)
 {
 	const struct ib_global_route *g = rdma_ah_read_grh(&w->ah);
+	u32 roce_len = IB_BTH_BYTES + IB_DETH_BYTES + w->length + IB_ICRC_BYTES;
+	struct ib_grh *grh = &hdr->ibgrh;
+	struct iphdr *ip = &hdr->roce4grh;
 
-	memset(grh, 0, sizeof(*grh));
+	memset(hdr, 0, sizeof(*hdr));
+	if (w->route.net_type == RDMA_NETWORK_IPV4) {
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->tos = g->traffic_class;
+		ip->tot_len = htons(sizeof(*ip) + IB_UDP_BYTES + roce_len);
+		ip->frag_off = htons(IP_DF);
+		ip->ttl = g->hop_limit;
+		ip->protocol = IPPROTO_UDP;
+		/* the addresses are the IPv4-mapped GIDs' last four bytes */
+		memcpy(&ip->saddr, &w->route.sgid.raw[12], sizeof(ip->saddr));
+		memcpy(&ip->daddr, &g->dgid.raw[12], sizeof(ip->daddr));
+		ip->check = ip_fast_csum(ip, ip->ihl);
+		return;
+	}
 	grh->version_tclass_flow = cpu_to_be32((6U << 28) |
 					       ((u32)g->traffic_class << 20) |
 					       (g->flow_label & 0xfffff));
-	grh->paylen = cpu_to_be16(w->length);
-	grh->next_hdr = IB_GRH_NEXT_HDR;
+	if (w->route.net_type == RDMA_NETWORK_IPV6) {
+		grh->paylen = cpu_to_be16(IB_UDP_BYTES + roce_len);
+		grh->next_hdr = IPPROTO_UDP;
+	} else {
+		grh->paylen = cpu_to_be16(w->length);
+		grh->next_hdr = IB_GRH_NEXT_HDR;
+	}
 	grh->hop_limit = g->hop_limit;
-	krwq_dev_gid(sqp->dev, &grh->sgid);
+	grh->sgid = w->route.sgid;
 	grh->dgid = g->dgid;
 }
 
@@ -526,38 +584,41 @@ static void krwq_exec_ud(struct krwq_qp *sqp, struct krwq_swqe *w,
 			 struct krwq_outcome *o)
 {
 	bool has_grh = rdma_ah_get_ah_flags(&w->ah) & IB_AH_GRH;
+	union rdma_network_hdr hdr;
 	struct krwq_sge_cursor src;
 	struct krwq_qp *dqp;
 	struct krwq_taken t;
-	struct ib_grh grh;
 	struct ib_wc wc = {};
 	u32 qkey;
 	int ret;
 
-	/* a datagram to nowhere, or with the wrong Q_Key, is dropped */
-	if (rdma_ah_get_dlid(&w->ah) != sqp->dev->lid)
+	/* a datagram to nowhere is dropped */
+	dqp = krwq_dest_qp_get(sqp, w->route.dest, w->remote_qpn);
+	if (!dqp) {
+		krwq_count(sqp->dev, KRWQ_STAT_UD_DROPPED, 1);
 		return;
-	dqp = krwq_qp_get(sqp->dev, w->remote_qpn);
-	if (!dqp)
-		return;
+	}
 	spin_lock(&dqp->r_lock);
+	/* a Q_Key with the high bit set means the sender's own (IB 10.2.5) */
 	qkey = (int)w->remote_qkey < 0 ? sqp->attr.qkey : w->remote_qkey;
-	if (dqp->ibqp.qp_type != IB_QPT_UD || qkey != dqp->attr.qkey ||
+	if (!krwq_qp_is_ud(dqp) || qkey != dqp->attr.qkey ||
 	    !krwq_can_receive(dqp))
-		goto out;
+		goto drop;
 	if (!krwq_get_mrs(sqp->dev, sqp->ibqp.pd, w->sg_list, w->num_sge, 0,
 			  sqp->s_mrs)) {
 		o->status = IB_WC_LOC_PROT_ERR;
 		goto out;
 	}
 	ret = krwq_take(sqp, dqp, &t);
-	if (ret <= 0)
-		goto out_mrs;
+	if (ret <= 0) {
+		krwq_put_mrs(sqp->s_mrs, w->num_sge);
+		goto drop;
+	}
 	if (has_grh)
-		krwq_make_grh(sqp, w, &grh);
+		krwq_make_net_hdr(w, &hdr);
 	krwq_cursor_init(&src, w->sg_list, w->num_sge, sqp->s_mrs);
 	if (!krwq_fill_rwqe(sqp, dqp, &t, &src, w->length,
-			    has_grh ? &grh : NULL, KRWQ_UD_GRH_BYTES,
+			    has_grh ? &hdr : NULL, KRWQ_UD_GRH_BYTES,
 			    &o->status)) {
 		o->status = IB_WC_SUCCESS;	/* the sender never knows */
 		goto out_mrs;
@@ -568,7 +629,13 @@ static void krwq_exec_ud(struct krwq_qp *sqp, struct krwq_swqe *w,
 	wc.src_qp = sqp->ibqp.qp_num;
 	wc.slid = sqp->dev->lid;
 	wc.sl = rdma_ah_get_sl(&w->ah);
+	wc.port_num = 1;
 	wc.wc_flags = has_grh ? IB_WC_GRH : 0;
+	/* kernel consumers (the CM among them) learn the header's kind */
+	if (has_grh && !dqp->ibqp.uobject) {
+		wc.wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+		wc.network_hdr_type = w->route.net_type;
+	}
 	if (w->opcode == IB_WR_SEND_WITH_IMM) {
 		wc.wc_flags |= IB_WC_WITH_IMM;
 		wc.ex.imm_data = w->imm_data;
@@ -579,6 +646,10 @@ out_mrs:
 out:
 	spin_unlock(&dqp->r_lock);
 	krwq_qp_put(dqp);
+	return;
+drop:
+	krwq_count(dqp->dev, KRWQ_STAT_UD_DROPPED, 1);
+	goto out;
 }
 
 /* --- running the send queue -------------------------------------------- */
@@ -654,7 +725,7 @@ void krwq_sq_progress_locked(struct krwq_qp *qp)
 		wrs++;
 		bytes += w->length;
 
-		if (qp->ibqp.qp_type == IB_QPT_UD)
+		if (krwq_qp_is_ud(qp))
 			krwq_exec_ud(qp, w, &o);
 		else
 			krwq_exec_connected(qp, w, &o);
