@@ -1,0 +1,176 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs inside the test VM, krwq.ko loaded with num_devices=2: the fabric
+# that joins krwq devices, and netdev-bound devices following their
+# netdev.  One TAP line per check, then "N passed, N failed".
+#  - krwq0 <-> krwq1 by LID: rdma-core's RC and UD pingpongs;
+#  - krwqe1 <-> krwqe2, two netdev-bound devices on two dummy netdevs, by
+#    GID: pingpongs, perftest, and krwq_verbs_test on krwqe1 (GRH path);
+#  - the port follows its netdev: GIDs from its addresses, MTU, state;
+#  - `rdma link add/delete`, deleting the netdev, `rdma resource show`.
+log=/tmp/fabric.log
+port=18800
+. /krwq/lib/tap.sh
+
+# listening PORT: a TCP socket listens on PORT (state 0A in /proc/net)
+listening() {
+	cat /proc/net/tcp /proc/net/tcp6 2> /dev/null |
+		awk -v p="$(printf ':%04X' "$1")" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
+			END { exit !f }'
+}
+
+# pair NAME SERVER-ARGS -- CLIENT-ARGS: PROGRAM is the first server word;
+# both must exit 0 and the client report its iterations or a result row
+pair() {
+	name=$1
+	shift
+	srv=""
+	while [ "$1" != -- ]; do srv="$srv $1"; shift; done
+	shift
+	port=$((port + 1))
+	# shellcheck disable=SC2086
+	timeout 120 $srv -p $port > /tmp/server.log 2>&1 &
+	spid=$!
+	i=0
+	while ! listening $port && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	timeout 120 "$@" -p $port 127.0.0.1 > $log 2>&1
+	crc=$?
+	wait $spid
+	src=$?
+	cat /tmp/server.log >> $log
+	[ $crc = 0 ] && [ $src = 0 ] &&
+		grep -Eq 'iters in|^ *[0-9]+ +[0-9]+ +[0-9.]+' $log
+	report $? "$name"
+}
+
+# gid_index DEV IPV4: the index of DEV's RoCE v2 GID for IPV4, or nothing
+gid_index() {
+	want=$(echo "$2" | awk -F. '{ printf "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", $1, $2, $3, $4 }')
+	d=/sys/class/infiniband/$1/ports/1
+	for f in "$d"/gids/*; do
+		i=${f##*/}
+		[ "$(cat "$f" 2> /dev/null)" = "$want" ] &&
+			[ "$(cat "$d/gid_attrs/types/$i" 2> /dev/null)" = "RoCE v2" ] &&
+			echo "$i" && return 0
+	done
+	return 1
+}
+
+# port_state DEV: the state `rdma link show DEV/1` gives (ACTIVE, DOWN, ...)
+port_state() {
+	rdma link show "$1/1" | tr ' ' '\n' | grep -A1 -x state | tail -n 1
+}
+
+# active_mtu DEV: the port's active MTU in bytes, as ibv_devinfo has it
+active_mtu() {
+	ibv_devinfo -d "$1" | awk '$1 == "active_mtu:" { print $2 }'
+}
+
+# wait_for SECONDS COMMAND...: until COMMAND succeeds, at most SECONDS
+wait_for() {
+	t=$(($1 * 10))
+	shift
+	while ! "$@" > /dev/null 2>&1; do
+		t=$((t - 1))
+		[ $t -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+# --- InfiniBand mode, across two devices
+pair "krwq0 <-> krwq1 ibv_rc_pingpong by LID, data checked" \
+	ibv_rc_pingpong -d krwq0 -n 100 -s 4096 -c -- ibv_rc_pingpong -d krwq1 -n 100 -s 4096 -c
+pair "krwq0 <-> krwq1 ibv_ud_pingpong by LID, data checked" \
+	ibv_ud_pingpong -d krwq0 -n 100 -s 1000 -c -- ibv_ud_pingpong -d krwq1 -n 100 -s 1000 -c
+
+# --- netdev-bound devices
+for i in 1 2; do
+	ip link add dummy$i type dummy
+	ip link set dummy$i up
+	ip addr add 192.0.2.$i/24 dev dummy$i
+done
+rdma link add krwqe1 type krwq netdev dummy1 > $log 2>&1
+report $? "rdma link add krwqe1 type krwq netdev dummy1"
+rdma link add krwqe2 type krwq netdev dummy2 > $log 2>&1
+report $? "rdma link add krwqe2 type krwq netdev dummy2"
+! rdma link add krwqe3 type krwq netdev dummy1 > $log 2>&1
+report $? "a second device on dummy1 is refused"
+! rdma link add krwqe3 type krwq netdev lo > $log 2>&1
+report $? "a device on lo (not Ethernet) is refused"
+
+rdma link show krwqe1/1 > $log 2>&1
+grep -q 'state ACTIVE' $log && grep -q 'netdev dummy1' $log
+report $? "krwqe1: port ACTIVE, netdev dummy1"
+ibv_devinfo -v -d krwqe1 > $log 2>&1
+grep -q 'link_layer:.*Ethernet' $log && ! grep -qi warn $log
+report $? "krwqe1 ibv_devinfo: link layer Ethernet, no provider warnings"
+wait_for 10 gid_index krwqe1 192.0.2.1
+report $? "krwqe1: a RoCE v2 GID for 192.0.2.1"
+g1=$(gid_index krwqe1 192.0.2.1)
+g2=$(gid_index krwqe2 192.0.2.2)
+
+pair "krwqe1 <-> krwqe2 ibv_rc_pingpong by GID, data checked" \
+	ibv_rc_pingpong -d krwqe1 -g "$g1" -n 100 -s 4096 -c -- ibv_rc_pingpong -d krwqe2 -g "$g2" -n 100 -s 4096 -c
+pair "krwqe1 <-> krwqe2 ibv_ud_pingpong by GID, data checked" \
+	ibv_ud_pingpong -d krwqe1 -g "$g1" -n 100 -s 512 -c -- ibv_ud_pingpong -d krwqe2 -g "$g2" -n 100 -s 512 -c
+pair "krwqe1 ibv_srq_pingpong on itself by GID, data checked" \
+	ibv_srq_pingpong -d krwqe1 -g "$g1" -n 50 -c -- ibv_srq_pingpong -d krwqe1 -g "$g1" -n 50 -c
+pair "krwqe1 <-> krwqe2 ib_send_bw by GID" \
+	ib_send_bw -d krwqe1 -x "$g1" -n 200 -- ib_send_bw -d krwqe2 -x "$g2" -n 200
+pair "krwqe1 <-> krwqe2 ib_write_bw by GID" \
+	ib_write_bw -d krwqe1 -x "$g1" -n 200 -- ib_write_bw -d krwqe2 -x "$g2" -n 200
+pair "krwqe1 <-> krwqe2 ib_read_bw by GID" \
+	ib_read_bw -d krwqe1 -x "$g1" -n 200 -- ib_read_bw -d krwqe2 -x "$g2" -n 200
+
+# the project's own receive-queue checks, with GRH addressing
+krwq_verbs_test -d krwqe1 -g "$g1" > $log 2>&1
+grep -Eq '^[0-9]+ passed, 0 failed$' $log
+report $? "krwq_verbs_test on krwqe1 (GID $g1): $(tail -n 1 $log)"
+
+# --- the port follows dummy1
+ip link set dummy1 mtu 9000
+[ "$(active_mtu krwqe1)" = 4096 ]
+report $? "MTU 9000 on dummy1: active MTU 4096" "$(active_mtu krwqe1)"
+ip link set dummy1 mtu 1500
+[ "$(active_mtu krwqe1)" = 1024 ]
+report $? "MTU 1500 on dummy1: active MTU 1024" "$(active_mtu krwqe1)"
+ip link set dummy1 down
+[ "$(port_state krwqe1)" = DOWN ]
+report $? "dummy1 down: port DOWN" "$(rdma link show krwqe1/1)"
+ip link set dummy1 up
+i=0
+while [ "$(port_state krwqe1)" != ACTIVE ] && [ $i -lt 100 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+[ "$(port_state krwqe1)" = ACTIVE ]
+report $? "dummy1 up: port ACTIVE" "$(rdma link show krwqe1/1)"
+ip addr add 198.51.100.7/24 dev dummy1
+wait_for 10 gid_index krwqe1 198.51.100.7
+report $? "an address added to dummy1 becomes a GID"
+ip addr del 198.51.100.7/24 dev dummy1
+wait_for 10 sh -c "! grep -qx 0000:0000:0000:0000:0000:ffff:c633:6407 /sys/class/infiniband/krwqe1/ports/1/gids/*"
+report $? "an address removed from dummy1 is no GID any more"
+
+# --- what the RDMA core shows of it
+rdma resource show qp link krwqe1/1 > $log 2>&1
+grep -q 'lqpn 1 .*type GSI' $log
+report $? "rdma resource show: krwqe1's QP1 (GSI)"
+rdma resource show pd dev krwqe1 > $log 2>&1 && grep -q krwqe1 $log
+report $? "rdma resource show: krwqe1's PDs"
+
+# --- removal
+! rdma link delete krwq0 > $log 2>&1
+report $? "rdma link delete krwq0 (InfiniBand mode) is refused"
+rdma link delete krwqe2 > $log 2>&1 && [ ! -e /sys/class/infiniband/krwqe2 ]
+report $? "rdma link delete krwqe2"
+ip link del dummy1
+wait_for 20 test ! -e /sys/class/infiniband/krwqe1
+report $? "deleting dummy1 deletes krwqe1"
+rdma link add krwqe2 type krwq netdev dummy2 > $log 2>&1
+report $? "krwqe2 again on dummy2 (left for rmmod)"
+tap_summary
