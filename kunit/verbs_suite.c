@@ -7,6 +7,8 @@
 #include <kunit/test.h>
 #include <linux/delay.h>
 #include <linux/jiffies.h>
+#include <linux/kthread.h>
+#include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
 
@@ -103,7 +105,8 @@ static int vt_connect_to(struct ib_qp *qp, u16 lid, u32 dest, u8 rnr_retry,
 	struct ib_qp_attr a = {
 		.qp_state = IB_QPS_INIT,
 		.port_num = 1,
-		.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ,
+		.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
+				   IB_ACCESS_REMOTE_ATOMIC,
 		.qkey = 0x11111111,
 	};
 	int mask = IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT;
@@ -869,6 +872,587 @@ static void vt_gsi_only_with_mads(struct kunit *t)
 		ib_destroy_qp(qp);
 }
 
+/* --- fast registration, inline data, atomics ----------------------------- */
+
+/*
+ * A fast-registration region over @len bytes of @buf (page aligned, mapped
+ * for the device), with *@sg kept for unmapping.
+ */
+static struct ib_mr *vt_fr_mr(struct vt *v, void *buf, u32 len, u32 pages,
+			      struct scatterlist *sg)
+{
+	struct ib_mr *mr = ib_alloc_mr(v->pd, IB_MR_TYPE_MEM_REG, pages);
+
+	if (IS_ERR(mr))
+		return mr;
+	sg_init_one(sg, buf, len);
+	if (ib_dma_map_sg(v->dev, sg, 1, DMA_BIDIRECTIONAL) != 1) {
+		ib_dereg_mr(mr);
+		return ERR_PTR(-EIO);
+	}
+	return mr;
+}
+
+static void vt_fr_free(struct vt *v, struct ib_mr *mr, struct scatterlist *sg)
+{
+	ib_dma_unmap_sg(v->dev, sg, 1, DMA_BIDIRECTIONAL);
+	ib_dereg_mr(mr);
+}
+
+/* Posts an IB_WR_REG_MR of @mr with the next key variant and @access. */
+static int vt_reg(struct ib_qp *qp, struct ib_mr *mr, int access, u64 wr_id)
+{
+	struct ib_reg_wr wr = {
+		.wr = { .wr_id = wr_id, .opcode = IB_WR_REG_MR,
+			.send_flags = IB_SEND_SIGNALED },
+		.mr = mr, .access = access,
+	};
+	const struct ib_send_wr *bad;
+
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey) & 0xff);
+	wr.key = mr->rkey;
+	return ib_post_send(qp, &wr.wr, &bad);
+}
+
+static int vt_local_inv(struct ib_qp *qp, u32 rkey, u64 wr_id)
+{
+	struct ib_send_wr wr = {
+		.wr_id = wr_id, .opcode = IB_WR_LOCAL_INV,
+		.send_flags = IB_SEND_SIGNALED, .ex.invalidate_rkey = rkey,
+	};
+	const struct ib_send_wr *bad;
+
+	return ib_post_send(qp, &wr, &bad);
+}
+
+static int vt_write(struct vt *v, struct ib_qp *qp, u8 *src, u32 len,
+		    u64 remote, u32 rkey)
+{
+	struct ib_sge sge = {
+		.addr = (uintptr_t)src, .length = len,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 50, .sg_list = &sge, .num_sge = 1,
+			.opcode = IB_WR_RDMA_WRITE, .send_flags = IB_SEND_SIGNALED },
+		.remote_addr = remote, .rkey = rkey,
+	};
+	const struct ib_send_wr *bad;
+
+	return ib_post_send(qp, &wr.wr, &bad);
+}
+
+/* A connected RC pair beyond a and b: *@c -> *@d and back. */
+static int vt_pair(struct vt *v, struct ib_qp **c, struct ib_qp **d)
+{
+	*c = vt_new_qp(v, IB_QPT_RC, false);
+	*d = vt_new_qp(v, IB_QPT_RC, false);
+	if (IS_ERR(*c) || IS_ERR(*d))
+		return -ENOMEM;
+	if (vt_connect(*c, (*d)->qp_num, 7) || vt_connect(*d, (*c)->qp_num, 7))
+		return -EIO;
+	return 0;
+}
+
+/*
+ * REG_MR gives a fast-registration region its pages, key and access; a
+ * peer writes through it; LOCAL_INV takes the key away, and a write with
+ * it fails.  The device says it can (MEM_MGT_EXTENSIONS, a local DMA lkey).
+ */
+static void vt_fast_reg(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	u8 *buf = kunit_kzalloc(t, 2 * PAGE_SIZE, GFP_KERNEL);
+	struct scatterlist sg;
+	struct ib_qp *c, *d;
+	struct ib_mr *mr;
+	struct ib_wc wc;
+	u32 key;
+
+	KUNIT_EXPECT_TRUE(t, v->dev->attrs.device_cap_flags &
+			  IB_DEVICE_MEM_MGT_EXTENSIONS);
+	KUNIT_EXPECT_TRUE(t, v->dev->attrs.kernel_cap_flags & IBK_LOCAL_DMA_LKEY);
+	KUNIT_EXPECT_EQ(t, v->pd->local_dma_lkey, v->dev->local_dma_lkey);
+	KUNIT_ASSERT_NOT_NULL(t, buf);
+	mr = vt_fr_mr(v, buf, 2 * PAGE_SIZE, 2, &sg);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(mr));
+	KUNIT_ASSERT_EQ(t, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
+	KUNIT_EXPECT_EQ(t, mr->length, 2 * PAGE_SIZE);
+
+	/* not registered yet: its key gives nothing */
+	memset(v->abuf, 0x5a, 64);
+	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
+	KUNIT_ASSERT_EQ(t, vt_write(v, c, v->abuf, 64, mr->iova, mr->rkey), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_REM_ACCESS_ERR);
+	KUNIT_EXPECT_EQ(t, buf[0], 0);
+	vt_free_qp(v, c);
+	vt_free_qp(v, d);
+
+	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
+	KUNIT_ASSERT_EQ(t, vt_reg(d, mr, IB_ACCESS_LOCAL_WRITE |
+				  IB_ACCESS_REMOTE_WRITE, 1), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, wc.opcode, IB_WC_REG_MR);
+	key = mr->rkey;
+
+	/* across the page boundary */
+	KUNIT_ASSERT_EQ(t, vt_write(v, c, v->abuf, 64,
+				    mr->iova + PAGE_SIZE - 32, key), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, buf[PAGE_SIZE - 32], 0x5a);
+	KUNIT_EXPECT_EQ(t, buf[PAGE_SIZE + 31], 0x5a);
+	KUNIT_EXPECT_EQ(t, buf[PAGE_SIZE + 32], 0);
+
+	KUNIT_ASSERT_EQ(t, vt_local_inv(d, key, 2), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, wc.opcode, IB_WC_LOCAL_INV);
+	/* invalidating an invalid key again changes nothing */
+	KUNIT_ASSERT_EQ(t, vt_local_inv(d, key, 3), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+
+	/* the invalidated key no longer reaches the memory */
+	memset(v->abuf, 0x66, 64);
+	KUNIT_ASSERT_EQ(t, vt_write(v, c, v->abuf, 64, mr->iova, key), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_REM_ACCESS_ERR);
+	KUNIT_EXPECT_EQ(t, buf[0], 0);
+	vt_free_qp(v, c);
+	vt_free_qp(v, d);
+	vt_fr_free(v, mr, &sg);
+}
+
+/*
+ * The bad cases: a map beyond the page list, REG_MR of another PD's
+ * region, a re-registration making the earlier key variant stale, and
+ * LOCAL_INV of a stale variant.
+ */
+static void vt_fast_reg_refused(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	u8 *buf = kunit_kzalloc(t, 8 * PAGE_SIZE, GFP_KERNEL);
+	struct ib_pd *pd2 = ib_alloc_pd(v->dev, 0);
+	struct scatterlist sg, sg2;
+	struct ib_qp *c, *d;
+	struct ib_mr *mr, *mr2;
+	struct ib_wc wc;
+	u32 old;
+
+	KUNIT_ASSERT_NOT_NULL(t, buf);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(pd2));
+	mr = ib_alloc_mr(v->pd, IB_MR_TYPE_MEM_REG, 100000);
+	KUNIT_EXPECT_TRUE(t, IS_ERR(mr));
+	mr = vt_fr_mr(v, buf, 8 * PAGE_SIZE, 4, &sg);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(mr));
+	/* eight pages do not fit a list of four */
+	KUNIT_EXPECT_LT(t, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
+	sg.length = 4 * PAGE_SIZE;
+	sg_dma_len(&sg) = 4 * PAGE_SIZE;
+	KUNIT_ASSERT_EQ(t, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
+
+	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
+	/* a region of another PD */
+	mr2 = ib_alloc_mr(pd2, IB_MR_TYPE_MEM_REG, 1);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(mr2));
+	sg_init_one(&sg2, v->bbuf, 64);
+	KUNIT_ASSERT_EQ(t, ib_dma_map_sg(v->dev, &sg2, 1, DMA_BIDIRECTIONAL), 1);
+	KUNIT_ASSERT_EQ(t, ib_map_mr_sg(mr2, &sg2, 1, NULL, PAGE_SIZE), 1);
+	KUNIT_ASSERT_EQ(t, vt_reg(d, mr2, IB_ACCESS_REMOTE_WRITE |
+				  IB_ACCESS_LOCAL_WRITE, 1), 0);
+	ib_dma_unmap_sg(v->dev, &sg2, 1, DMA_BIDIRECTIONAL);
+	ib_dereg_mr(mr2);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_LOC_PROT_ERR);
+	KUNIT_EXPECT_EQ(t, vt_wait_state(d, IB_QPS_ERR), IB_QPS_ERR);
+	vt_free_qp(v, c);
+	vt_free_qp(v, d);
+
+	/* re-registration: the earlier variant is stale */
+	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
+	KUNIT_ASSERT_EQ(t, vt_reg(d, mr, IB_ACCESS_REMOTE_WRITE |
+				  IB_ACCESS_LOCAL_WRITE, 2), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_ASSERT_EQ(t, wc.status, IB_WC_SUCCESS);
+	old = mr->rkey;
+	KUNIT_ASSERT_EQ(t, vt_reg(d, mr, IB_ACCESS_REMOTE_WRITE |
+				  IB_ACCESS_LOCAL_WRITE, 3), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_ASSERT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_NE(t, old, mr->rkey);
+	KUNIT_ASSERT_EQ(t, vt_write(v, c, v->abuf, 8, mr->iova, mr->rkey), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_ASSERT_EQ(t, vt_write(v, c, v->abuf, 8, mr->iova, old), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_REM_ACCESS_ERR);
+	vt_free_qp(v, c);
+	vt_free_qp(v, d);
+
+	/* LOCAL_INV of a stale variant fails, and the QP goes to ERR */
+	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
+	KUNIT_ASSERT_EQ(t, vt_local_inv(d, old, 4), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_LOC_PROT_ERR);
+	vt_free_qp(v, c);
+	vt_free_qp(v, d);
+	vt_fr_free(v, mr, &sg);
+	ib_dealloc_pd(pd2);
+}
+
+/* SEND_WITH_INV invalidates the receiver's region and says so. */
+static void vt_send_with_invalidate(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	u8 *buf = kunit_kzalloc(t, PAGE_SIZE, GFP_KERNEL);
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->abuf, .length = 16,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_id = 9, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND_WITH_INV, .send_flags = IB_SEND_SIGNALED,
+	};
+	const struct ib_send_wr *bad;
+	struct scatterlist sg;
+	struct ib_qp *c, *d;
+	struct ib_mr *mr;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_NOT_NULL(t, buf);
+	mr = vt_fr_mr(v, buf, PAGE_SIZE, 1, &sg);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(mr));
+	KUNIT_ASSERT_EQ(t, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
+	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
+	KUNIT_ASSERT_EQ(t, vt_reg(d, mr, IB_ACCESS_REMOTE_WRITE |
+				  IB_ACCESS_LOCAL_WRITE, 1), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_ASSERT_EQ(t, wc.status, IB_WC_SUCCESS);
+
+	wr.ex.invalidate_rkey = mr->rkey;
+	KUNIT_ASSERT_EQ(t, vt_post_recv(v, d, 10, v->bbuf, 64), 0);
+	KUNIT_ASSERT_EQ(t, ib_post_send(c, &wr, &bad), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_TRUE(t, wc.wc_flags & IB_WC_WITH_INVALIDATE);
+	KUNIT_EXPECT_EQ(t, wc.ex.invalidate_rkey, mr->rkey);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_ASSERT_EQ(t, vt_write(v, c, v->abuf, 8, mr->iova, mr->rkey), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_REM_ACCESS_ERR);
+	vt_free_qp(v, c);
+	vt_free_qp(v, d);
+
+	/* a key the receiver has no region for: an invalid request */
+	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
+	wr.ex.invalidate_rkey = mr->rkey + 1;
+	KUNIT_ASSERT_EQ(t, vt_post_recv(v, d, 11, v->bbuf, 64), 0);
+	KUNIT_ASSERT_EQ(t, ib_post_send(c, &wr, &bad), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_REM_INV_REQ_ERR);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
+	KUNIT_EXPECT_NE(t, wc.status, IB_WC_SUCCESS);
+	vt_free_qp(v, c);
+	vt_free_qp(v, d);
+	vt_fr_free(v, mr, &sg);
+}
+
+/* What query_qp says of a QP's max_inline_data; -1 if it fails. */
+static noinline int vt_max_inline(struct ib_qp *qp)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+
+	if (ib_query_qp(qp, &attr, IB_QP_CAP, &init))
+		return -1;
+	return attr.cap.max_inline_data;
+}
+
+/*
+ * Inline data is copied when it is posted: a send waiting for its peer's
+ * receive (RNR) delivers what the buffer held then, whatever its lkey.
+ */
+static void vt_inline(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	struct ib_qp_init_attr init = {
+		.send_cq = v->scq, .recv_cq = v->rcq,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 2,
+			 .max_recv_sge = 1, .max_inline_data = 600 },
+		.sq_sig_type = IB_SIGNAL_ALL_WR, .qp_type = IB_QPT_RC,
+	};
+	u8 *data = kunit_kzalloc(t, 256, GFP_KERNEL);
+	struct ib_sge sge[2] = {
+		{ .addr = (uintptr_t)data, .length = 100, .lkey = 0xdead00 },
+		{ .addr = (uintptr_t)data + 100, .length = 156, .lkey = 0xbeef00 },
+	};
+	struct ib_send_wr wr = {
+		.wr_id = 21, .sg_list = sge, .num_sge = 2, .opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_INLINE,
+	};
+	const struct ib_send_wr *bad;
+	struct ib_qp *c, *d;
+	struct ib_wc wc;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(t, data);
+	init.cap.max_inline_data = 256;
+	c = ib_create_qp(v->pd, &init);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(c));
+	KUNIT_EXPECT_GE(t, init.cap.max_inline_data, 256u);
+	KUNIT_EXPECT_GE(t, vt_max_inline(c), 256);
+	d = vt_new_qp(v, IB_QPT_RC, false);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(d));
+	if (vt_connect(c, d->qp_num, 7) || vt_connect(d, c->qp_num, 7)) {
+		ib_destroy_qp(c);
+		KUNIT_FAIL(t, "connect");
+		return;
+	}
+	for (i = 0; i < 256; i++)
+		data[i] = i;
+	KUNIT_EXPECT_EQ(t, ib_post_send(c, &wr, &bad), 0);
+	memset(data, 0xee, 256);	/* after the post: not what is sent */
+	KUNIT_EXPECT_EQ(t, vt_post_recv(v, d, 22, v->bbuf, 300), 0);
+	KUNIT_EXPECT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, wc.byte_len, 256u);
+	for (i = 0; i < 256; i++)
+		if (v->bbuf[i] != (u8)i)
+			break;
+	KUNIT_EXPECT_EQ(t, i, 256);
+	KUNIT_EXPECT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+
+	/* more than max_inline_data, or an inline READ: refused at post */
+	sge[1].length = 157;
+	KUNIT_EXPECT_EQ(t, ib_post_send(c, &wr, &bad), -EINVAL);
+	KUNIT_EXPECT_PTR_EQ(t, bad, (const struct ib_send_wr *)&wr);
+	sge[1].length = 156;
+	wr.opcode = IB_WR_RDMA_READ;
+	KUNIT_EXPECT_EQ(t, ib_post_send(c, &wr, &bad), -EINVAL);
+	ib_destroy_qp(c);
+	vt_free_qp(v, d);
+}
+
+/* A QP asking for more inline data than the device has is refused. */
+static void vt_inline_over_limit(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	struct ib_qp_init_attr init = {
+		.send_cq = v->scq, .recv_cq = v->rcq,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4, .max_send_sge = 1,
+			 .max_recv_sge = 1, .max_inline_data = 513 },
+		.sq_sig_type = IB_SIGNAL_ALL_WR, .qp_type = IB_QPT_RC,
+	};
+	struct ib_qp *qp = ib_create_qp(v->pd, &init);
+
+	KUNIT_EXPECT_TRUE(t, IS_ERR(qp));
+	if (!IS_ERR(qp))
+		ib_destroy_qp(qp);
+}
+
+static int vt_atomic(struct vt *v, struct ib_qp *qp, enum ib_wr_opcode op,
+		     u64 remote, u32 rkey, u64 cmp_add, u64 swap, u64 *result)
+{
+	struct ib_sge sge = {
+		.addr = (uintptr_t)result, .length = 8,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_atomic_wr wr = {
+		.wr = { .wr_id = 30, .sg_list = &sge, .num_sge = 1,
+			.opcode = op, .send_flags = IB_SEND_SIGNALED },
+		.remote_addr = remote, .rkey = rkey,
+		.compare_add = cmp_add, .swap = swap,
+	};
+	const struct ib_send_wr *bad;
+
+	return ib_post_send(qp, &wr.wr, &bad);
+}
+
+/* An RC QP posting FETCH_ADD 1 to a target many times, polling its CQ. */
+struct vt_adder {
+	struct vt *v;
+	struct ib_qp *qp;
+	struct ib_cq *cq;
+	u64 target;
+	u32 rkey;
+	u64 *result;
+	int done;
+	struct completion finished;
+};
+
+static int vt_adder_fn(void *arg)
+{
+	struct vt_adder *a = arg;
+	struct ib_wc wc;
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		if (vt_atomic(a->v, a->qp, IB_WR_ATOMIC_FETCH_AND_ADD,
+			      a->target, a->rkey, 1, 0, a->result) ||
+		    vt_poll(a->cq, &wc, 1) != 1 || wc.status != IB_WC_SUCCESS)
+			break;
+	}
+	a->done = i;
+	complete(&a->finished);
+	return 0;
+}
+
+/*
+ * Compare-and-swap and fetch-and-add: results, access checks, alignment,
+ * and atomicity between two QPs adding at once.
+ */
+static void vt_atomics(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	u64 *target = kunit_kzalloc(t, PAGE_SIZE, GFP_KERNEL);
+	u64 *res = kunit_kzalloc(t, 2 * sizeof(u64), GFP_KERNEL);
+	struct scatterlist sg;
+	struct ib_qp *c, *d;
+	struct ib_mr *mr;
+	struct ib_wc wc;
+
+	KUNIT_EXPECT_NE(t, v->dev->attrs.atomic_cap, IB_ATOMIC_NONE);
+	KUNIT_ASSERT_TRUE(t, target && res);
+	mr = vt_fr_mr(v, target, PAGE_SIZE, 1, &sg);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(mr));
+	KUNIT_ASSERT_EQ(t, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
+	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
+	KUNIT_ASSERT_EQ(t, vt_reg(d, mr, IB_ACCESS_REMOTE_ATOMIC |
+				  IB_ACCESS_LOCAL_WRITE, 1), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_ASSERT_EQ(t, wc.status, IB_WC_SUCCESS);
+
+	target[1] = 40;
+	KUNIT_ASSERT_EQ(t, vt_atomic(v, c, IB_WR_ATOMIC_CMP_AND_SWP,
+				     mr->iova + 8, mr->rkey, 40, 77, res), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, wc.opcode, IB_WC_COMP_SWAP);
+	KUNIT_EXPECT_EQ(t, *res, 40ull);
+	KUNIT_EXPECT_EQ(t, target[1], 77ull);
+	/* compare fails: no swap, the value returned */
+	KUNIT_ASSERT_EQ(t, vt_atomic(v, c, IB_WR_ATOMIC_CMP_AND_SWP,
+				     mr->iova + 8, mr->rkey, 40, 99, res), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, *res, 77ull);
+	KUNIT_EXPECT_EQ(t, target[1], 77ull);
+	KUNIT_ASSERT_EQ(t, vt_atomic(v, c, IB_WR_ATOMIC_FETCH_AND_ADD,
+				     mr->iova + 8, mr->rkey, 5, 0, res), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.opcode, IB_WC_FETCH_ADD);
+	KUNIT_EXPECT_EQ(t, *res, 77ull);
+	KUNIT_EXPECT_EQ(t, target[1], 82ull);
+	/* a result buffer that is not 8 bytes: refused at post */
+	{
+		struct ib_sge four = {
+			.addr = (uintptr_t)res, .length = 4,
+			.lkey = v->pd->local_dma_lkey,
+		};
+		struct ib_atomic_wr aw = {
+			.wr = { .sg_list = &four, .num_sge = 1,
+				.opcode = IB_WR_ATOMIC_FETCH_AND_ADD },
+			.remote_addr = mr->iova, .rkey = mr->rkey,
+		};
+		const struct ib_send_wr *bad;
+
+		KUNIT_EXPECT_EQ(t, ib_post_send(c, &aw.wr, &bad), -EINVAL);
+	}
+
+	vt_free_qp(v, c);
+	vt_free_qp(v, d);
+
+	/* misaligned, and a region without remote atomic access */
+	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
+	KUNIT_ASSERT_EQ(t, vt_atomic(v, c, IB_WR_ATOMIC_FETCH_AND_ADD,
+				     mr->iova + 4, mr->rkey, 1, 0, res), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_REM_INV_REQ_ERR);
+	vt_free_qp(v, c);
+	vt_free_qp(v, d);
+	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
+	KUNIT_ASSERT_EQ(t, vt_atomic(v, c, IB_WR_ATOMIC_FETCH_AND_ADD,
+				     (uintptr_t)v->bbuf, v->pd->unsafe_global_rkey,
+				     1, 0, res), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_REM_ACCESS_ERR);
+	vt_free_qp(v, c);
+	vt_free_qp(v, d);
+	vt_fr_free(v, mr, &sg);
+}
+
+/* Two QPs adding to one target at once lose no addition. */
+static void vt_atomics_concurrent(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	struct ib_cq_init_attr cq_attr = { .cqe = 16 };
+	u64 *target = kunit_kzalloc(t, PAGE_SIZE, GFP_KERNEL);
+	u64 *res = kunit_kzalloc(t, 2 * sizeof(u64), GFP_KERNEL);
+	struct vt_adder add[2] = {};
+	struct scatterlist sg;
+	struct ib_qp *d;
+	struct ib_mr *mr;
+	struct ib_wc wc;
+	int i;
+
+	KUNIT_ASSERT_TRUE(t, target && res);
+	mr = vt_fr_mr(v, target, PAGE_SIZE, 1, &sg);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(mr));
+	KUNIT_ASSERT_EQ(t, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
+	d = vt_new_qp(v, IB_QPT_RC, false);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(d));
+	KUNIT_ASSERT_EQ(t, vt_connect(d, v->a->qp_num, 7), 0);
+	KUNIT_ASSERT_EQ(t, vt_reg(d, mr, IB_ACCESS_REMOTE_ATOMIC |
+				  IB_ACCESS_LOCAL_WRITE, 1), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_ASSERT_EQ(t, wc.status, IB_WC_SUCCESS);
+	vt_free_qp(v, d);
+
+	/* two QPs adding at once lose nothing */
+	target[2] = 0;
+	for (i = 0; i < 2; i++) {
+		add[i].v = v;
+		add[i].cq = ib_create_cq(v->dev, NULL, NULL, NULL, &cq_attr);
+		KUNIT_ASSERT_FALSE(t, IS_ERR(add[i].cq));
+		add[i].target = mr->iova + 16;
+		add[i].rkey = mr->rkey;
+		add[i].result = &res[i];
+		init_completion(&add[i].finished);
+	}
+	for (i = 0; i < 2; i++) {
+		struct ib_qp_init_attr qa = {
+			.send_cq = add[i].cq, .recv_cq = add[i].cq,
+			.cap = { .max_send_wr = 4, .max_recv_wr = 1,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+			.sq_sig_type = IB_SIGNAL_ALL_WR, .qp_type = IB_QPT_RC,
+		};
+		struct ib_qp *peer = vt_new_qp(v, IB_QPT_RC, false);
+
+		add[i].qp = ib_create_qp(v->pd, &qa);
+		KUNIT_ASSERT_FALSE(t, IS_ERR(add[i].qp) || IS_ERR(peer));
+		KUNIT_ASSERT_EQ(t, vt_connect(add[i].qp, peer->qp_num, 7), 0);
+		KUNIT_ASSERT_EQ(t, vt_connect(peer, add[i].qp->qp_num, 7), 0);
+	}
+	for (i = 0; i < 2; i++)
+		if (IS_ERR(kthread_run(vt_adder_fn, &add[i], "vt_adder%d", i)))
+			complete(&add[i].finished);
+	for (i = 0; i < 2; i++)
+		wait_for_completion(&add[i].finished);
+	KUNIT_EXPECT_EQ(t, add[0].done, 500);
+	KUNIT_EXPECT_EQ(t, add[1].done, 500);
+	KUNIT_EXPECT_EQ(t, target[2], (u64)(add[0].done + add[1].done));
+	for (i = 0; i < 2; i++) {
+		ib_destroy_qp(add[i].qp);
+		ib_destroy_cq(add[i].cq);
+	}
+
+	vt_fr_free(v, mr, &sg);
+}
+
 static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_send_recv),
 	KUNIT_CASE(vt_post_with_irqs_off),
@@ -891,6 +1475,13 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_error_flushes_any_opcode),
 	KUNIT_CASE(vt_unreachable_lid),
 	KUNIT_CASE(vt_gsi_only_with_mads),
+	KUNIT_CASE(vt_fast_reg),
+	KUNIT_CASE(vt_fast_reg_refused),
+	KUNIT_CASE(vt_send_with_invalidate),
+	KUNIT_CASE(vt_inline),
+	KUNIT_CASE(vt_inline_over_limit),
+	KUNIT_CASE(vt_atomics),
+	KUNIT_CASE(vt_atomics_concurrent),
 	{}
 };
 

@@ -37,7 +37,10 @@ static int krwq_query_device(struct ib_device *ibdev,
 	a->max_qp = KRWQ_MAX_QP;
 	a->max_qp_wr = KRWQ_MAX_QP_WR;
 	a->device_cap_flags = IB_DEVICE_RC_RNR_NAK_GEN |
-			      IB_DEVICE_SHUTDOWN_PORT | IB_DEVICE_SYS_IMAGE_GUID;
+			      IB_DEVICE_SHUTDOWN_PORT | IB_DEVICE_SYS_IMAGE_GUID |
+			      IB_DEVICE_MEM_MGT_EXTENSIONS;
+	a->kernel_cap_flags = IBK_LOCAL_DMA_LKEY;
+	a->max_fast_reg_page_list_len = KRWQ_MAX_FAST_REG_PAGES;
 	a->max_send_sge = KRWQ_MAX_SGE;
 	a->max_recv_sge = KRWQ_MAX_SGE;
 	a->max_sge_rd = KRWQ_MAX_SGE;
@@ -48,7 +51,8 @@ static int krwq_query_device(struct ib_device *ibdev,
 	a->max_qp_rd_atom = KRWQ_MAX_RD_ATOM;
 	a->max_qp_init_rd_atom = KRWQ_MAX_RD_ATOM;
 	a->max_res_rd_atom = KRWQ_MAX_RD_ATOM * KRWQ_MAX_QP;
-	a->atomic_cap = IB_ATOMIC_NONE;
+	/* the CPU's own atomics on the target: atomic against everything */
+	a->atomic_cap = IB_ATOMIC_GLOB;
 	a->max_ah = KRWQ_MAX_AH;
 	a->max_srq = KRWQ_MAX_SRQ;
 	a->max_srq_wr = KRWQ_MAX_SRQ_WR;
@@ -240,6 +244,8 @@ static const struct ib_device_ops krwq_dev_ops = {
 	.get_dma_mr = krwq_get_dma_mr,
 	.reg_user_mr = krwq_reg_user_mr,
 	.dereg_mr = krwq_dereg_mr,
+	.alloc_mr = krwq_alloc_mr,
+	.map_mr_sg = krwq_map_mr_sg,
 
 	.create_cq = krwq_create_cq,
 	.destroy_cq = krwq_destroy_cq,
@@ -312,6 +318,12 @@ static struct krwq_dev *krwq_dev_alloc(struct net_device *ndev)
 	dev->uflush_stamp = jiffies;
 	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->mrs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	/* every kernel address, for kernel PDs' local access; never freed */
+	dev->local_dma_mr = (struct krwq_mr) {
+		.dev = dev, .kind = KRWQ_MR_DMA, .key = KRWQ_LOCAL_DMA_LKEY,
+		.valid = true, .access = IB_ACCESS_LOCAL_WRITE,
+		.length = U64_MAX, .users = REFCOUNT_INIT(1),
+	};
 	if (krwq_fabric_join(dev)) {
 		free_percpu(dev->stats);
 		ib_dealloc_device(ibdev);
@@ -328,6 +340,7 @@ static struct krwq_dev *krwq_dev_alloc(struct net_device *ndev)
 				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(ibdev, &krwq_dev_ops);
 	ibdev->ops.uverbs_abi_ver = krwq_abi;
+	ibdev->local_dma_lkey = KRWQ_LOCAL_DMA_LKEY;
 	return dev;
 }
 

@@ -59,6 +59,10 @@
 /* bounds the time one copy runs with a QP's s_lock held, interrupts off */
 #define KRWQ_MAX_MSG_SIZE	(16U << 20)
 #define KRWQ_MAX_RD_ATOM	16
+#define KRWQ_MAX_INLINE		512	/* rxe's: 32 SGEs' worth */
+#define KRWQ_MAX_FAST_REG_PAGES	512	/* one fast registration's pages */
+/* the device's local DMA lkey: index 0, which no table entry has */
+#define KRWQ_LOCAL_DMA_LKEY	0x7f
 #define KRWQ_QPN_MIN		16	/* below: reserved (QP0/QP1 and spares) */
 #define KRWQ_QPN_MAX		(KRWQ_QPN_MIN + 8 * KRWQ_MAX_QP)
 #define KRWQ_UD_GRH_BYTES	40
@@ -121,6 +125,30 @@ struct krwq_stats {
 	u64 v[KRWQ_STAT_MAX];
 };
 
+struct krwq_dev;
+
+enum krwq_mr_kind { KRWQ_MR_DMA, KRWQ_MR_USER, KRWQ_MR_FAST };
+
+struct krwq_mr {
+	struct ib_mr ibmr;
+	struct krwq_dev *dev;
+	enum krwq_mr_kind kind;
+	u32 key;		/* what lookups match: ibmr's lkey may run ahead */
+	bool valid;		/* KRWQ_MR_FAST: registered, not invalidated */
+	int access;
+	u64 iova;
+	u64 length;
+	struct ib_umem *umem;
+	struct page **pages;	/* KRWQ_MR_USER: the pinned pages, in order */
+	unsigned long offset;	/* of iova within pages[0] (or page_list[0]) */
+	u64 *page_list;		/* KRWQ_MR_FAST: kernel addresses of pages */
+	u32 max_pages, npages;	/* its size, and what map_mr_sg filled */
+	u8 page_shift;		/* of the registration's page size */
+	refcount_t users;	/* 1 for the registration + one per user */
+	struct completion released;
+	struct rcu_head rcu;
+};
+
 /*
  * struct krwq_dev - one krwq RDMA device, of one of two kinds:
  *  - InfiniBand mode (krwq0 ... from num_devices): an IB port whose LID is
@@ -148,6 +176,7 @@ struct krwq_dev {
 	unsigned long uflush_stamp;	/* jiffies of the last refill */
 	u32 uflush_tokens;		/* WRs it may still flush */
 	struct krwq_stats __percpu *stats;
+	struct krwq_mr local_dma_mr;	/* what KRWQ_LOCAL_DMA_LKEY names */
 };
 
 static inline void krwq_count(struct krwq_dev *dev, enum krwq_stat s, u64 n)
@@ -179,23 +208,6 @@ struct krwq_ah {
 	struct ib_ah ibah;
 	struct rdma_ah_attr attr;
 	struct krwq_route route;
-};
-
-enum krwq_mr_kind { KRWQ_MR_DMA, KRWQ_MR_USER };
-
-struct krwq_mr {
-	struct ib_mr ibmr;
-	struct krwq_dev *dev;
-	enum krwq_mr_kind kind;
-	int access;
-	u64 iova;
-	u64 length;
-	struct ib_umem *umem;
-	struct page **pages;	/* KRWQ_MR_USER: the pinned pages, in order */
-	unsigned long offset;	/* of iova within pages[0] */
-	refcount_t users;	/* 1 for the registration + one per user */
-	struct completion released;
-	struct rcu_head rcu;
 };
 
 /*
@@ -243,12 +255,24 @@ struct krwq_swqe {
 	__be32 imm_data;
 	u32 num_sge;
 	u32 length;		/* total of the SGE lengths */
-	u64 remote_addr;	/* RDMA */
-	u32 rkey;
+	u64 remote_addr;	/* RDMA, atomics */
+	u32 rkey;		/* RDMA, atomics; the key LOCAL_INV/SEND_WITH_INV name */
+	union {
+		struct {		/* IB_WR_REG_MR */
+			struct krwq_mr *mr;
+			u32 key;
+			int access;
+		} reg;
+		struct {		/* IB_WR_ATOMIC_* */
+			u64 compare_add;
+			u64 swap;
+		} atomic;
+	};
 	u32 remote_qpn;		/* UD */
 	u32 remote_qkey;
 	struct rdma_ah_attr ah;	/* UD: a copy, so AH lifetime is moot */
 	struct krwq_route route;	/* UD: the AH's */
+	/* the SGEs; with IB_SEND_INLINE instead the payload, copied at post */
 	struct ib_sge sg_list[];
 };
 
@@ -265,6 +289,7 @@ struct krwq_qp {
 	struct krwq_swqe *sq;	/* ring of sq_slots entries of sq_stride */
 	u32 sq_slots, sq_stride, sq_head, sq_tail;
 	u32 max_send_sge;
+	u32 max_inline;		/* max_inline_data */
 	bool sq_sig_all;
 	u8 rnr_tries;		/* RNR NAKs seen by the WQE at sq_tail */
 	u8 ack_tries;		/* ACK timeouts seen by the WQE at sq_tail */
@@ -284,6 +309,7 @@ struct krwq_qp {
 	struct ib_sge r_sge[KRWQ_MAX_SGE];	/* the receive WQE taken */
 	struct krwq_mr *r_mrs[KRWQ_MAX_SGE];	/* its regions */
 	struct krwq_mr *s_mrs[KRWQ_MAX_SGE];	/* the send's own regions */
+	struct ib_sge inline_sge;		/* an inline payload's */
 
 	refcount_t users;	/* 1 while in the device table + lookups */
 	struct completion released;
@@ -399,6 +425,14 @@ struct ib_mr *krwq_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *krwq_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			       u64 iova, int access, struct ib_udata *udata);
 int krwq_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *krwq_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			    u32 max_num_sg);
+int krwq_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset);
+int krwq_mr_fast_reg(struct krwq_mr *mr, struct ib_pd *pd, u32 key, int access);
+int krwq_mr_invalidate(struct krwq_dev *dev, struct ib_pd *pd, u32 key);
+int krwq_mr_atomic(struct krwq_mr *mr, u64 addr, bool cmp_swap, u64 cmp_add,
+		   u64 swap, u64 *orig);
 struct krwq_mr *krwq_mr_get(struct krwq_dev *dev, struct ib_pd *pd, u32 key,
 			    int access, u64 addr, u64 len);
 void krwq_mr_put(struct krwq_mr *mr);

@@ -11,6 +11,16 @@
  * User regions are pinned with ib_umem_get().  With no DMA device the
  * RDMA core maps nothing; the pinned pages are kept in order and data is
  * copied through the kernel's direct mapping (x86_64 has no highmem).
+ *
+ * Fast-registration regions (alloc_mr, for kernel consumers) hold a page
+ * list that map_mr_sg fills; an IB_WR_REG_MR executed on a send queue
+ * gives them a key, access and range (krwq_mr_fast_reg()), and an
+ * IB_WR_LOCAL_INV or a remote invalidation (SEND_WITH_INV) takes them
+ * away (krwq_mr_invalidate()).  The consumer picks the key's low byte (its
+ * "variant"); a key of an earlier registration no longer matches.
+ *
+ * The device's local DMA lkey (KRWQ_LOCAL_DMA_LKEY) names every kernel
+ * virtual address for kernel PDs' local access, without a table entry.
  */
 #include <linux/highmem.h>
 #include <linux/random.h>
@@ -41,6 +51,7 @@ static struct krwq_mr *krwq_mr_alloc(struct krwq_dev *dev, struct ib_pd *pd,
 	}
 	mr->dev = dev;
 	mr->access = access;
+	mr->valid = true;
 	refcount_set(&mr->users, 1);
 	init_completion(&mr->released);
 
@@ -54,6 +65,7 @@ static struct krwq_mr *krwq_mr_alloc(struct krwq_dev *dev, struct ib_pd *pd,
 		return ERR_PTR(ret == -EBUSY ? -ENOMEM : ret);
 	}
 	key = (index << KRWQ_KEY_INDEX_SHIFT) | get_random_u8();
+	mr->key = key;
 	mr->ibmr.lkey = key;
 	mr->ibmr.rkey = key;
 	mr->ibmr.pd = pd;
@@ -161,6 +173,152 @@ struct ib_mr *krwq_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 }
 
 /**
+ * krwq_alloc_mr() - ib_device_ops.alloc_mr: a fast-registration region,
+ * invalid until an IB_WR_REG_MR gives it pages, a key and access.
+ * @ibpd: the PD.
+ * @type: IB_MR_TYPE_MEM_REG only.
+ * @max_num_sg: the most pages it will hold.
+ *
+ * Context: process.
+ * Return: the region, or an ERR_PTR: -EINVAL for another type or more
+ * than KRWQ_MAX_FAST_REG_PAGES pages, -ENOMEM.
+ */
+struct ib_mr *krwq_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			    u32 max_num_sg)
+{
+	struct krwq_mr *mr;
+
+	if (type != IB_MR_TYPE_MEM_REG || !max_num_sg ||
+	    max_num_sg > KRWQ_MAX_FAST_REG_PAGES)
+		return ERR_PTR(-EINVAL);
+	mr = krwq_mr_alloc(to_kdev(ibpd->device), ibpd, 0);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->page_list = kvcalloc(max_num_sg, sizeof(*mr->page_list),
+				 GFP_KERNEL);
+	if (!mr->page_list) {
+		krwq_mr_free(mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->kind = KRWQ_MR_FAST;
+	mr->max_pages = max_num_sg;
+	mr->valid = false;
+	krwq_mr_publish(mr);
+	return &mr->ibmr;
+}
+
+static int krwq_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct krwq_mr *mr = to_kmr(ibmr);
+
+	if (mr->npages == mr->max_pages)
+		return -ENOMEM;
+	mr->page_list[mr->npages++] = addr;
+	return 0;
+}
+
+/**
+ * krwq_map_mr_sg() - ib_device_ops.map_mr_sg: a fast-registration
+ * region's page list from a scatterlist (kernel virtual addresses: there
+ * is no DMA device).
+ * @ibmr: the region, from krwq_alloc_mr().
+ * @sg: the scatterlist.
+ * @sg_nents: its entries.
+ * @sg_offset: offset into the first entry, or NULL.
+ *
+ * The new list takes effect with the next IB_WR_REG_MR of the region.
+ *
+ * Return: how many entries were mapped (fewer than @sg_nents when the
+ * page list is full or an entry does not fit the page size).
+ */
+int krwq_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		   unsigned int *sg_offset)
+{
+	struct krwq_mr *mr = to_kmr(ibmr);
+
+	if (mr->kind != KRWQ_MR_FAST)
+		return -EINVAL;
+	mr->npages = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, krwq_set_page);
+}
+
+/**
+ * krwq_mr_fast_reg() - execute an IB_WR_REG_MR: the region takes @key,
+ * @access and the range and page list map_mr_sg gave it.
+ * @mr: the region.
+ * @pd: the PD of the posting QP.
+ * @key: the new lkey and rkey: the region's index, any variant.
+ * @access: IB_ACCESS_* flags.
+ *
+ * Context: any; the caller holds the posting QP's s_lock.
+ * Return: 0, or -EINVAL (not a fast-registration region, another PD, a
+ * key of another region, no page size, or a range beyond the page list),
+ * in which case nothing changes.
+ */
+int krwq_mr_fast_reg(struct krwq_mr *mr, struct ib_pd *pd, u32 key, int access)
+{
+	u64 page_size = mr->ibmr.page_size, first;
+
+	if (mr->kind != KRWQ_MR_FAST || mr->ibmr.pd != pd ||
+	    key >> KRWQ_KEY_INDEX_SHIFT != mr->key >> KRWQ_KEY_INDEX_SHIFT ||
+	    !is_power_of_2(page_size) || page_size < 512)
+		return -EINVAL;
+	first = mr->ibmr.iova & (page_size - 1);
+	if (mr->ibmr.length > (u64)mr->npages * page_size - first)
+		return -EINVAL;
+	/*
+	 * Invalid while it changes.  A consumer re-registers only a region
+	 * no work request uses, so no lookup races this; the barriers pair
+	 * with krwq_mr_get()'s smp_rmb(): whoever sees valid set after this
+	 * registration sees its fields.
+	 */
+	WRITE_ONCE(mr->valid, false);
+	/* the fields below are written after valid is seen clear */
+	smp_wmb();
+	mr->access = access;
+	mr->iova = mr->ibmr.iova;
+	mr->length = mr->ibmr.length;
+	mr->page_shift = ilog2(page_size);
+	mr->offset = first;
+	WRITE_ONCE(mr->key, key);
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = key;
+	/* the fields above are visible before valid is seen set */
+	smp_wmb();
+	WRITE_ONCE(mr->valid, true);
+	return 0;
+}
+
+/**
+ * krwq_mr_invalidate() - an IB_WR_LOCAL_INV or a remote invalidation: the
+ * fast-registration region @key names stops being usable.
+ * @dev: the device of the region.
+ * @pd: the PD the region must belong to.
+ * @key: its current key.
+ *
+ * Invalidating an invalid region again succeeds and changes nothing.
+ *
+ * Context: any.
+ * Return: 0, or -EINVAL when @key names no fast-registration region of
+ * @pd (or a stale variant of one).
+ */
+int krwq_mr_invalidate(struct krwq_dev *dev, struct ib_pd *pd, u32 key)
+{
+	struct krwq_mr *mr;
+	int ret = -EINVAL;
+
+	rcu_read_lock();
+	mr = xa_load(&dev->mrs, key >> KRWQ_KEY_INDEX_SHIFT);
+	if (mr && mr->kind == KRWQ_MR_FAST && mr->ibmr.pd == pd &&
+	    READ_ONCE(mr->key) == key) {
+		WRITE_ONCE(mr->valid, false);
+		ret = 0;
+	}
+	rcu_read_unlock();
+	return ret;
+}
+
+/**
  * krwq_dereg_mr() - ib_device_ops.dereg_mr.
  * @ibmr: the region; its key stops working at once.
  * @udata: user data.
@@ -181,6 +339,7 @@ int krwq_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	kvfree(mr->pages);
+	kvfree(mr->page_list);
 	krwq_mr_free(mr);
 	return 0;
 }
@@ -205,13 +364,22 @@ struct krwq_mr *krwq_mr_get(struct krwq_dev *dev, struct ib_pd *pd, u32 key,
 {
 	struct krwq_mr *mr;
 
+	/* kernel PDs only, local access only */
+	if (key == KRWQ_LOCAL_DMA_LKEY) {
+		if (!pd || pd->uobject || (access & ~IB_ACCESS_LOCAL_WRITE))
+			return NULL;
+		refcount_inc(&dev->local_dma_mr.users);
+		return &dev->local_dma_mr;
+	}
 	rcu_read_lock();
 	mr = xa_load(&dev->mrs, key >> KRWQ_KEY_INDEX_SHIFT);
-	if (mr && (mr->ibmr.lkey != key || !refcount_inc_not_zero(&mr->users)))
+	if (mr && (READ_ONCE(mr->key) != key || !READ_ONCE(mr->valid) ||
+		   !refcount_inc_not_zero(&mr->users)))
 		mr = NULL;
 	rcu_read_unlock();
 	if (!mr)
 		return NULL;
+	smp_rmb();	/* a fast registration's fields after its key */
 
 	/* [addr, addr + len) inside [iova, iova + length), without overflow */
 	if (mr->ibmr.pd != pd || (mr->access & access) != access ||
@@ -245,9 +413,55 @@ static void *krwq_mr_kaddr(struct krwq_mr *mr, u64 addr, u32 *contig)
 		*contig = U32_MAX;
 		return (void *)(uintptr_t)addr;
 	}
+	if (mr->kind == KRWQ_MR_FAST) {
+		u64 page = 1ULL << mr->page_shift, i;
+
+		off = addr - mr->iova + mr->offset;
+		i = off >> mr->page_shift;
+		/* a kernel consumer re-registering a region in use: no copy */
+		if (WARN_ON_ONCE(i >= mr->max_pages)) {
+			*contig = 0;
+			return NULL;
+		}
+		off &= page - 1;
+		*contig = min_t(u64, page - off, U32_MAX);
+		return (void *)(uintptr_t)(mr->page_list[i] + off);
+	}
 	off = addr - mr->iova + mr->offset;
 	*contig = PAGE_SIZE - offset_in_page(off);
 	return page_address(mr->pages[off >> PAGE_SHIFT]) + offset_in_page(off);
+}
+
+/**
+ * krwq_mr_atomic() - an IB atomic on 8 bytes of a referenced region:
+ * compare-and-swap or fetch-and-add, atomic against every other access to
+ * the memory, the CPU's included.
+ * @mr: the region, checked for remote atomic access over [addr, addr + 8).
+ * @addr: the target; 8-byte aligned.
+ * @cmp_swap: compare-and-swap, else fetch-and-add.
+ * @cmp_add: the compare value, or the addend.
+ * @swap: the swap value.
+ * @orig: set to the value before the operation.
+ *
+ * Context: any.
+ * Return: 0, or -EINVAL for a misaligned target.
+ */
+int krwq_mr_atomic(struct krwq_mr *mr, u64 addr, bool cmp_swap, u64 cmp_add,
+		   u64 swap, u64 *orig)
+{
+	u32 contig;
+	u64 *p;
+
+	if (!IS_ALIGNED(addr, sizeof(u64)))
+		return -EINVAL;
+	p = krwq_mr_kaddr(mr, addr, &contig);
+	if (!p || contig < sizeof(u64))
+		return -EINVAL;
+	if (cmp_swap)
+		*orig = cmpxchg64(p, cmp_add, swap);
+	else
+		*orig = atomic64_fetch_add(cmp_add, (atomic64_t *)p);
+	return 0;
 }
 
 /* Kernel address and contiguous length at a cursor; NULL at the end. */

@@ -213,7 +213,7 @@ static int krwq_check_caps(struct ib_qp_init_attr *init)
 	struct ib_qp_cap *c = &init->cap;
 
 	if (c->max_send_wr > KRWQ_MAX_QP_WR || c->max_send_sge > KRWQ_MAX_SGE ||
-	    c->max_inline_data || init->create_flags)
+	    c->max_inline_data > KRWQ_MAX_INLINE || init->create_flags)
 		return -EINVAL;
 	if (!init->srq &&
 	    (c->max_recv_wr > KRWQ_MAX_QP_WR || c->max_recv_sge > KRWQ_MAX_SGE))
@@ -231,7 +231,7 @@ static int krwq_check_caps(struct ib_qp_init_attr *init)
  *
  * Return: 0, -EOPNOTSUPP for other QP types, -EBUSY for a second GSI
  * QP, -EINVAL for capacities over
- * the device limits (including any inline data or create flags),
+ * the device limits (inline data over KRWQ_MAX_INLINE, any create flags),
  * -ENOMEM past max_qp or when memory runs out, -EFAULT if the offset
  * cannot be copied out.
  */
@@ -272,8 +272,12 @@ int krwq_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->state = IB_QPS_RESET;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->max_send_sge = init->cap.max_send_sge;
+	qp->max_inline = init->cap.max_inline_data;
 	qp->sq_slots = init->cap.max_send_wr + 1;
-	qp->sq_stride = struct_size(qp->sq, sg_list, qp->max_send_sge);
+	/* a slot holds the SGEs or the inline payload */
+	qp->sq_stride = max(struct_size(qp->sq, sg_list, qp->max_send_sge),
+			    sizeof(*qp->sq) + qp->max_inline);
+	qp->sq_stride = ALIGN(qp->sq_stride, __alignof__(*qp->sq));
 	qp->sq = kvcalloc(qp->sq_slots, qp->sq_stride, GFP_KERNEL_ACCOUNT);
 	if (!qp->sq) {
 		ret = -ENOMEM;
@@ -536,7 +540,7 @@ int krwq_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	attr->cap.max_send_sge = qp->max_send_sge;
 	attr->cap.max_recv_wr = qp->srq ? 0 : qp->rq.size - 1;
 	attr->cap.max_recv_sge = qp->srq ? 0 : qp->rq.max_sge;
-	attr->cap.max_inline_data = 0;
+	attr->cap.max_inline_data = qp->max_inline;
 
 	memset(init, 0, sizeof(*init));
 	init->send_cq = ibqp->send_cq;

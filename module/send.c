@@ -70,33 +70,130 @@ static enum ib_wc_opcode krwq_wc_opcode(enum ib_wr_opcode op)
 		return IB_WC_RDMA_WRITE;
 	case IB_WR_RDMA_READ:
 		return IB_WC_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
+	case IB_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
 	default:
 		return IB_WC_SEND;
 	}
 }
 
-static bool krwq_opcode_ok(enum ib_qp_type type, enum ib_wr_opcode op)
+static bool krwq_is_atomic(enum ib_wr_opcode op)
 {
+	return op == IB_WR_ATOMIC_CMP_AND_SWP || op == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Executed on the send queue without reaching a peer. */
+static bool krwq_is_local(enum ib_wr_opcode op)
+{
+	return op == IB_WR_REG_MR || op == IB_WR_LOCAL_INV;
+}
+
+static bool krwq_is_send(enum ib_wr_opcode op)
+{
+	return op == IB_WR_SEND || op == IB_WR_SEND_WITH_IMM ||
+	       op == IB_WR_SEND_WITH_INV;
+}
+
+static bool krwq_opcode_ok(struct krwq_qp *qp, enum ib_wr_opcode op)
+{
+	enum ib_qp_type type = qp->ibqp.qp_type;
+
 	switch (op) {
 	case IB_WR_SEND:
 	case IB_WR_SEND_WITH_IMM:
 		return true;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_SEND_WITH_INV:
 		return type == IB_QPT_RC || type == IB_QPT_UC;
 	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return type == IB_QPT_RC;
+	case IB_WR_REG_MR:
+	case IB_WR_LOCAL_INV:
+		/* fast-registration regions are the kernel's */
+		return !qp->ibqp.uobject;
 	default:
 		return false;
 	}
 }
 
-/* Checks one WR and copies it into the send queue slot @w. */
-static int krwq_sq_fill(struct krwq_qp *qp, const struct ib_send_wr *wr,
-			struct krwq_swqe *w)
+/* Bytes of the payload an inline WR carries, or more than allowed. */
+static u64 krwq_wr_bytes(const struct ib_send_wr *wr)
 {
-	enum ib_qp_type type = qp->ibqp.qp_type;
 	u64 total = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++)
+		total += wr->sg_list[i].length;
+	return total;
+}
+
+/*
+ * A user QP's inline payloads live in its process's memory, which may only
+ * be read where a fault may sleep: before s_lock.  Copies the payload of
+ * every inline WR of @wr into one buffer, in order.  Return: the buffer
+ * (kfree() it; NULL if there is no inline WR), an ERR_PTR(-ENOMEM), or
+ * NULL with *@fault set to the first WR whose payload could not be read
+ * (the WRs before it are still posted).
+ */
+static u8 *krwq_stage_user_inline(struct krwq_qp *qp,
+				  const struct ib_send_wr *wr,
+				  const struct ib_send_wr **fault)
+{
+	const struct ib_send_wr *w;
+	u64 total = 0;
+	u8 *buf, *p;
+	int i;
+
+	*fault = NULL;
+	for (w = wr; w; w = w->next) {
+		if (!(w->send_flags & IB_SEND_INLINE) || w->num_sge < 0 ||
+		    w->num_sge > qp->max_send_sge)
+			continue;
+		total += min_t(u64, krwq_wr_bytes(w), KRWQ_MAX_INLINE + 1);
+	}
+	if (!total)
+		return NULL;
+	buf = kvmalloc(total, GFP_KERNEL);
+	if (!buf)
+		return ERR_PTR(-ENOMEM);
+	for (w = wr, p = buf; w; w = w->next) {
+		if (!(w->send_flags & IB_SEND_INLINE) || w->num_sge < 0 ||
+		    w->num_sge > qp->max_send_sge ||
+		    krwq_wr_bytes(w) > qp->max_inline)
+			continue;	/* krwq_sq_fill() refuses it */
+		for (i = 0; i < w->num_sge; i++) {
+			const struct ib_sge *sge = &w->sg_list[i];
+
+			if (copy_from_user(p, u64_to_user_ptr(sge->addr),
+					   sge->length)) {
+				*fault = w;
+				return buf;
+			}
+			p += sge->length;
+		}
+	}
+	return buf;
+}
+
+/*
+ * Checks one WR and copies it into the send queue slot @w; an inline WR's
+ * payload is copied too, from kernel memory, or from *@staged (a user
+ * QP's, see krwq_stage_user_inline()), which then moves past it.
+ */
+static int krwq_sq_fill(struct krwq_qp *qp, const struct ib_send_wr *wr,
+			struct krwq_swqe *w, const u8 **staged)
+{
+	bool inl = wr->send_flags & IB_SEND_INLINE;
+	u64 total;
 	int i;
 
 	/* in ERR a WR is only flushed: ib_drain_sq() posts any opcode */
@@ -107,15 +204,23 @@ static int krwq_sq_fill(struct krwq_qp *qp, const struct ib_send_wr *wr,
 		return 0;
 	}
 	if (wr->num_sge < 0 || wr->num_sge > qp->max_send_sge ||
-	    !krwq_opcode_ok(type, wr->opcode) ||
-	    (wr->send_flags & IB_SEND_INLINE))
+	    !krwq_opcode_ok(qp, wr->opcode))
 		return -EINVAL;
-	for (i = 0; i < wr->num_sge; i++)
-		total += wr->sg_list[i].length;
+	total = krwq_wr_bytes(wr);
 	if (total > KRWQ_MAX_MSG_SIZE ||
 	    (krwq_qp_is_ud(qp) && total > krwq_port_mtu_bytes(qp->dev)))
 		return -EINVAL;
 	if (krwq_qp_is_ud(qp) && !ud_wr(wr)->ah)
+		return -EINVAL;
+	/* inline: a payload, never a place to write or a local operation */
+	if (inl && (total > qp->max_inline || wr->opcode == IB_WR_RDMA_READ ||
+		    krwq_is_atomic(wr->opcode) || krwq_is_local(wr->opcode)))
+		return -EINVAL;
+	/* an atomic's result goes into one 8-byte buffer */
+	if (krwq_is_atomic(wr->opcode) && (wr->num_sge != 1 || total != 8))
+		return -EINVAL;
+	if (wr->opcode == IB_WR_REG_MR &&
+	    reg_wr(wr)->mr->device != qp->ibqp.device)
 		return -EINVAL;
 
 	w->wr_id = wr->wr_id;
@@ -124,15 +229,41 @@ static int krwq_sq_fill(struct krwq_qp *qp, const struct ib_send_wr *wr,
 	w->imm_data = wr->ex.imm_data;
 	w->num_sge = wr->num_sge;
 	w->length = total;
-	memcpy(w->sg_list, wr->sg_list, wr->num_sge * sizeof(*wr->sg_list));
-	if (krwq_qp_is_ud(qp)) {
+	if (inl && qp->ibqp.uobject) {
+		memcpy(w->sg_list, *staged, total);
+		*staged += total;
+	} else if (inl) {
+		u8 *p = (u8 *)w->sg_list;
+
+		for (i = 0; i < wr->num_sge; i++) {
+			memcpy(p, (void *)(uintptr_t)wr->sg_list[i].addr,
+			       wr->sg_list[i].length);
+			p += wr->sg_list[i].length;
+		}
+	} else {
+		memcpy(w->sg_list, wr->sg_list,
+		       wr->num_sge * sizeof(*wr->sg_list));
+	}
+	if (wr->opcode == IB_WR_REG_MR) {
+		w->reg.mr = to_kmr(reg_wr(wr)->mr);
+		w->reg.key = reg_wr(wr)->key;
+		w->reg.access = reg_wr(wr)->access;
+	} else if (wr->opcode == IB_WR_LOCAL_INV ||
+		   wr->opcode == IB_WR_SEND_WITH_INV) {
+		w->rkey = wr->ex.invalidate_rkey;
+	} else if (krwq_is_atomic(wr->opcode)) {
+		w->remote_addr = atomic_wr(wr)->remote_addr;
+		w->rkey = atomic_wr(wr)->rkey;
+		w->atomic.compare_add = atomic_wr(wr)->compare_add;
+		w->atomic.swap = atomic_wr(wr)->swap;
+	} else if (krwq_qp_is_ud(qp)) {
 		struct krwq_ah *ah = to_kah(ud_wr(wr)->ah);
 
 		w->remote_qpn = ud_wr(wr)->remote_qpn;
 		w->remote_qkey = ud_wr(wr)->remote_qkey;
 		w->ah = ah->attr;
 		w->route = ah->route;
-	} else if (wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM) {
+	} else if (!krwq_is_send(wr->opcode)) {
 		w->remote_addr = rdma_wr(wr)->remote_addr;
 		w->rkey = rdma_wr(wr)->rkey;
 	}
@@ -146,7 +277,8 @@ static void krwq_complete_send(struct krwq_qp *qp, struct krwq_swqe *w,
 		.wr_id = w->wr_id,
 		.status = status,
 		.opcode = krwq_wc_opcode(w->opcode),
-		.byte_len = w->opcode == IB_WR_RDMA_READ ? w->length : 0,
+		.byte_len = w->opcode == IB_WR_RDMA_READ ||
+			    krwq_is_atomic(w->opcode) ? w->length : 0,
 		.qp = &qp->ibqp,
 	};
 
@@ -231,6 +363,38 @@ static void krwq_cursor_init(struct krwq_sge_cursor *c,
 	c->left = n ? n - 1 : 0;
 	c->mrs = mrs;
 	c->off = 0;
+}
+
+/*
+ * The sender's payload: the regions of its SGEs (checked for @access), or
+ * its inline copy in the send queue, which needs none.
+ */
+static bool krwq_src_get(struct krwq_qp *sqp, struct krwq_swqe *w, int access)
+{
+	if (w->send_flags & IB_SEND_INLINE)
+		return true;
+	return krwq_get_mrs(sqp->dev, sqp->ibqp.pd, w->sg_list, w->num_sge,
+			    access, sqp->s_mrs);
+}
+
+static void krwq_src_put(struct krwq_qp *sqp, struct krwq_swqe *w)
+{
+	if (!(w->send_flags & IB_SEND_INLINE))
+		krwq_put_mrs(sqp->s_mrs, w->num_sge);
+}
+
+static void krwq_src_cursor(struct krwq_qp *sqp, struct krwq_swqe *w,
+			    struct krwq_sge_cursor *c)
+{
+	if (!(w->send_flags & IB_SEND_INLINE)) {
+		krwq_cursor_init(c, w->sg_list, w->num_sge, sqp->s_mrs);
+		return;
+	}
+	sqp->inline_sge = (struct ib_sge) {
+		.addr = (uintptr_t)w->sg_list, .length = w->length,
+	};
+	sqp->s_mrs[0] = &sqp->dev->local_dma_mr;
+	krwq_cursor_init(c, &sqp->inline_sge, 1, sqp->s_mrs);
 }
 
 /* --- the responder side ------------------------------------------------ */
@@ -359,8 +523,7 @@ static void krwq_exec_send(struct krwq_qp *sqp, struct krwq_qp *dqp,
 	struct ib_wc wc = {};
 	int ret;
 
-	if (!krwq_get_mrs(sqp->dev, sqp->ibqp.pd, w->sg_list, w->num_sge, 0,
-			  sqp->s_mrs)) {
+	if (!krwq_src_get(sqp, w, 0)) {
 		o->status = IB_WC_LOC_PROT_ERR;
 		return;
 	}
@@ -375,9 +538,19 @@ static void krwq_exec_send(struct krwq_qp *sqp, struct krwq_qp *dqp,
 		o->status = IB_WC_REM_OP_ERR;
 		goto out;
 	}
-	krwq_cursor_init(&src, w->sg_list, w->num_sge, sqp->s_mrs);
+	krwq_src_cursor(sqp, w, &src);
 	if (!krwq_fill_rwqe(sqp, dqp, &t, &src, w->length, NULL, 0, &o->status))
 		goto out;
+	/* remote invalidation: a fast-registration region of the receiver's */
+	if (w->opcode == IB_WR_SEND_WITH_INV) {
+		if (krwq_mr_invalidate(dqp->dev, dqp->ibqp.pd, w->rkey)) {
+			krwq_dest_error(dqp, t.wr_id, IB_WC_LOC_PROT_ERR);
+			o->status = IB_WC_REM_INV_REQ_ERR;
+			goto out;
+		}
+		wc.wc_flags = IB_WC_WITH_INVALIDATE;
+		wc.ex.invalidate_rkey = w->rkey;
+	}
 
 	wc.wr_id = t.wr_id;
 	wc.opcode = IB_WC_RECV;
@@ -391,7 +564,7 @@ static void krwq_exec_send(struct krwq_qp *sqp, struct krwq_qp *dqp,
 	}
 	krwq_dest_complete(dqp, &wc, w->send_flags & IB_SEND_SOLICITED);
 out:
-	krwq_put_mrs(sqp->s_mrs, w->num_sge);
+	krwq_src_put(sqp, w);
 }
 
 /* RDMA WRITE and READ: the peer's memory through its rkey. */
@@ -409,8 +582,7 @@ static void krwq_exec_rdma(struct krwq_qp *sqp, struct krwq_qp *dqp,
 	struct ib_wc wc = {};
 	int ret;
 
-	if (!krwq_get_mrs(sqp->dev, sqp->ibqp.pd, w->sg_list, w->num_sge,
-			  read ? IB_ACCESS_LOCAL_WRITE : 0, sqp->s_mrs)) {
+	if (!krwq_src_get(sqp, w, read ? IB_ACCESS_LOCAL_WRITE : 0)) {
 		o->status = IB_WC_LOC_PROT_ERR;
 		return;
 	}
@@ -436,7 +608,7 @@ static void krwq_exec_rdma(struct krwq_qp *sqp, struct krwq_qp *dqp,
 				krwq_qp_fail(dqp);
 			goto out;
 		}
-		krwq_cursor_init(&local, w->sg_list, w->num_sge, sqp->s_mrs);
+		krwq_src_cursor(sqp, w, &local);
 		krwq_cursor_init(&peer, &rsge, 1, &rmr);
 		ret = read ? krwq_copy(&local, &peer, w->length) :
 			     krwq_copy(&peer, &local, w->length);
@@ -458,6 +630,54 @@ static void krwq_exec_rdma(struct krwq_qp *sqp, struct krwq_qp *dqp,
 		wc.slid = sqp->dev->lid;
 		krwq_dest_complete(dqp, &wc, w->send_flags & IB_SEND_SOLICITED);
 	}
+out:
+	krwq_src_put(sqp, w);
+}
+
+/*
+ * Compare-and-swap and fetch-and-add on 8 aligned bytes of the peer's
+ * memory; the value before lands in the sender's 8-byte buffer.
+ */
+static void krwq_exec_atomic(struct krwq_qp *sqp, struct krwq_qp *dqp,
+			     struct krwq_swqe *w, struct krwq_outcome *o)
+{
+	struct krwq_sge_cursor local;
+	struct krwq_mr *rmr = NULL;
+	u64 orig;
+	int ret;
+
+	if (!krwq_get_mrs(sqp->dev, sqp->ibqp.pd, w->sg_list, w->num_sge,
+			  IB_ACCESS_LOCAL_WRITE, sqp->s_mrs)) {
+		o->status = IB_WC_LOC_PROT_ERR;
+		return;
+	}
+	/* a misaligned target is an invalid request (IB 9.4.5) */
+	if (!IS_ALIGNED(w->remote_addr, sizeof(u64))) {
+		o->status = IB_WC_REM_INV_REQ_ERR;
+		krwq_qp_fail(dqp);
+		goto out;
+	}
+	if (dqp->attr.qp_access_flags & IB_ACCESS_REMOTE_ATOMIC)
+		rmr = krwq_mr_get(dqp->dev, dqp->ibqp.pd, w->rkey,
+				  IB_ACCESS_REMOTE_ATOMIC, w->remote_addr,
+				  sizeof(u64));
+	if (!rmr) {
+		o->status = IB_WC_REM_ACCESS_ERR;
+		krwq_qp_fail(dqp);
+		goto out;
+	}
+	ret = krwq_mr_atomic(rmr, w->remote_addr,
+			     w->opcode == IB_WR_ATOMIC_CMP_AND_SWP,
+			     w->atomic.compare_add, w->atomic.swap, &orig);
+	krwq_mr_put(rmr);
+	if (ret) {
+		o->status = IB_WC_REM_INV_REQ_ERR;
+		krwq_qp_fail(dqp);
+		goto out;
+	}
+	krwq_cursor_init(&local, w->sg_list, w->num_sge, sqp->s_mrs);
+	if (WARN_ON_ONCE(krwq_write(&local, &orig, sizeof(orig))))
+		o->status = IB_WC_LOC_LEN_ERR;	/* the length was checked */
 out:
 	krwq_put_mrs(sqp->s_mrs, w->num_sge);
 }
@@ -512,8 +732,10 @@ static void krwq_exec_connected(struct krwq_qp *sqp, struct krwq_swqe *w,
 	if (dqp) {
 		spin_lock(&dqp->r_lock);
 		if (krwq_is_peer(sqp, dqp) && krwq_can_receive(dqp)) {
-			if (w->opcode == IB_WR_SEND || w->opcode == IB_WR_SEND_WITH_IMM)
+			if (krwq_is_send(w->opcode))
 				krwq_exec_send(sqp, dqp, w, o);
+			else if (krwq_is_atomic(w->opcode))
+				krwq_exec_atomic(sqp, dqp, w, o);
 			else
 				krwq_exec_rdma(sqp, dqp, w, o);
 			answered = true;
@@ -604,19 +826,18 @@ static void krwq_exec_ud(struct krwq_qp *sqp, struct krwq_swqe *w,
 	if (!krwq_qp_is_ud(dqp) || qkey != dqp->attr.qkey ||
 	    !krwq_can_receive(dqp))
 		goto drop;
-	if (!krwq_get_mrs(sqp->dev, sqp->ibqp.pd, w->sg_list, w->num_sge, 0,
-			  sqp->s_mrs)) {
+	if (!krwq_src_get(sqp, w, 0)) {
 		o->status = IB_WC_LOC_PROT_ERR;
 		goto out;
 	}
 	ret = krwq_take(sqp, dqp, &t);
 	if (ret <= 0) {
-		krwq_put_mrs(sqp->s_mrs, w->num_sge);
+		krwq_src_put(sqp, w);
 		goto drop;
 	}
 	if (has_grh)
 		krwq_make_net_hdr(w, &hdr);
-	krwq_cursor_init(&src, w->sg_list, w->num_sge, sqp->s_mrs);
+	krwq_src_cursor(sqp, w, &src);
 	if (!krwq_fill_rwqe(sqp, dqp, &t, &src, w->length,
 			    has_grh ? &hdr : NULL, KRWQ_UD_GRH_BYTES,
 			    &o->status)) {
@@ -642,7 +863,7 @@ static void krwq_exec_ud(struct krwq_qp *sqp, struct krwq_swqe *w,
 	}
 	krwq_dest_complete(dqp, &wc, w->send_flags & IB_SEND_SOLICITED);
 out_mrs:
-	krwq_put_mrs(sqp->s_mrs, w->num_sge);
+	krwq_src_put(sqp, w);
 out:
 	spin_unlock(&dqp->r_lock);
 	krwq_qp_put(dqp);
@@ -650,6 +871,23 @@ out:
 drop:
 	krwq_count(dqp->dev, KRWQ_STAT_UD_DROPPED, 1);
 	goto out;
+}
+
+/* --- local operations ------------------------------------------------- */
+
+/* IB_WR_REG_MR and IB_WR_LOCAL_INV, in send queue order. */
+static void krwq_exec_local(struct krwq_qp *qp, struct krwq_swqe *w,
+			    struct krwq_outcome *o)
+{
+	int ret;
+
+	if (w->opcode == IB_WR_REG_MR)
+		ret = krwq_mr_fast_reg(w->reg.mr, qp->ibqp.pd, w->reg.key,
+				       w->reg.access);
+	else
+		ret = krwq_mr_invalidate(qp->dev, qp->ibqp.pd, w->rkey);
+	if (ret)
+		o->status = IB_WC_LOC_PROT_ERR;
 }
 
 /* --- running the send queue -------------------------------------------- */
@@ -725,7 +963,9 @@ void krwq_sq_progress_locked(struct krwq_qp *qp)
 		wrs++;
 		bytes += w->length;
 
-		if (krwq_qp_is_ud(qp))
+		if (krwq_is_local(w->opcode))
+			krwq_exec_local(qp, w, &o);
+		else if (krwq_qp_is_ud(qp))
 			krwq_exec_ud(qp, w, &o);
 		else
 			krwq_exec_connected(qp, w, &o);
@@ -788,16 +1028,30 @@ void krwq_send_work(struct work_struct *work)
  * In ERR, posted WRs complete at once as flushed.
  *
  * Return: 0; -EINVAL for a QP before RTS, a bad opcode for the QP type,
- * too many SGEs, inline data, or a message over the size limit; -ENOMEM
- * when the send queue is full.
+ * too many SGEs, inline data over the QP's max_inline_data (or for an
+ * opcode that cannot carry it), an atomic without one 8-byte buffer, or a
+ * message over the size limit; -ENOMEM when the send queue is full (or
+ * no memory for a user QP's inline payloads); -EFAULT when a user QP's
+ * inline payload cannot be read.
  */
 int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
 {
 	struct krwq_qp *qp = to_kqp(ibqp);
+	const struct ib_send_wr *fault = NULL;
+	u8 *staged = NULL;
+	const u8 *next_staged;
 	unsigned long flags;
 	int ret = 0;
 
+	if (qp->max_inline && ibqp->uobject) {
+		staged = krwq_stage_user_inline(qp, wr, &fault);
+		if (IS_ERR(staged)) {
+			*bad_wr = wr;
+			return PTR_ERR(staged);
+		}
+	}
+	next_staged = staged;
 	spin_lock_irqsave(&qp->s_lock, flags);
 	switch (qp->state) {
 	case IB_QPS_RTS:
@@ -816,7 +1070,12 @@ int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			ret = -ENOMEM;
 			break;
 		}
-		ret = krwq_sq_fill(qp, wr, krwq_sq_entry(qp, qp->sq_head));
+		if (wr == fault) {
+			ret = -EFAULT;
+			break;
+		}
+		ret = krwq_sq_fill(qp, wr, krwq_sq_entry(qp, qp->sq_head),
+				   &next_staged);
 		if (ret)
 			break;
 		qp->sq_head = next;
@@ -829,5 +1088,6 @@ out:
 	if (ret)
 		*bad_wr = wr;
 	spin_unlock_irqrestore(&qp->s_lock, flags);
+	kvfree(staged);
 	return ret;
 }

@@ -102,6 +102,11 @@ for dev in "$@"; do
 	pair "$row" "$label ib_send_lat" ib_send_lat -d "$dev" $x -n $iters
 	pair "$row" "$label ib_write_bw" ib_write_bw -d "$dev" $x -n $iters
 	pair "$row" "$label ib_read_bw" ib_read_bw -d "$dev" $x -n $iters
+	# inline data (copied at post, from user memory) and atomics
+	pair "$row" "$label ib_send_lat, 128 B inline" ib_send_lat -d "$dev" $x -n $iters -s 128 -I 128
+	pair "$row" "$label ib_write_bw, 64 B inline" ib_write_bw -d "$dev" $x -n $iters -s 64 -I 64
+	pair "$row" "$label ib_atomic_bw fetch-and-add" ib_atomic_bw -d "$dev" $x -n $iters -A FETCH_AND_ADD
+	pair "$row" "$label ib_atomic_bw compare-and-swap" ib_atomic_bw -d "$dev" $x -n $iters -A CMP_AND_SWAP
 	if [ "$dev" != rxe0 ]; then
 		# the device's counters moved with all that traffic; with ABI 2
 		# receives are posted into mapped rings, never through the
