@@ -1453,6 +1453,97 @@ static void vt_atomics_concurrent(struct kunit *t)
 	vt_fr_free(v, mr, &sg);
 }
 
+/*
+ * An unsignaled WR keeps its send queue slot until a later signaled WR
+ * completes (or the QP is flushed), as the verbs specification and every
+ * HCA have it: a list longer than the queue is refused part way.
+ */
+static void vt_unsignaled_hold_slots(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	struct ib_qp_init_attr init = {
+		.send_cq = v->scq, .recv_cq = v->rcq,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 1, .max_send_sge = 1,
+			 .max_recv_sge = 1 },
+		.sq_sig_type = IB_SIGNAL_REQ_WR, .qp_type = IB_QPT_RC,
+	};
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->abuf, .length = 8,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr *wrs = kunit_kcalloc(t, 40, sizeof(*wrs), GFP_KERNEL);
+	const struct ib_send_wr *bad;
+	struct ib_qp *c, *d;
+	struct ib_wc wc;
+	int i;
+
+	KUNIT_ASSERT_NOT_NULL(t, wrs);
+	for (i = 0; i < 40; i++) {
+		wrs[i].wr.wr_id = i;
+		wrs[i].wr.sg_list = &sge;
+		wrs[i].wr.num_sge = 1;
+		wrs[i].wr.opcode = IB_WR_RDMA_WRITE;
+		wrs[i].wr.next = i < 39 ? &wrs[i + 1].wr : NULL;
+		wrs[i].remote_addr = (uintptr_t)v->bbuf;
+		wrs[i].rkey = v->pd->unsafe_global_rkey;
+	}
+	c = ib_create_qp(v->pd, &init);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(c));
+	d = vt_new_qp(v, IB_QPT_RC, false);
+	if (IS_ERR(d) || vt_connect(c, d->qp_num, 7) ||
+	    vt_connect(d, c->qp_num, 7)) {
+		ib_destroy_qp(c);
+		KUNIT_FAIL(t, "cannot connect");
+		return;
+	}
+	/* 40 unsignaled WRs in one list: the 17th does not fit */
+	KUNIT_EXPECT_EQ(t, ib_post_send(c, &wrs[0].wr, &bad), -ENOMEM);
+	KUNIT_EXPECT_PTR_EQ(t, bad, (const struct ib_send_wr *)&wrs[16].wr);
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->scq, 1, &wc), 0);
+	/* the flush of the move to ERR frees them all */
+	{
+		struct ib_qp_attr a = { .qp_state = IB_QPS_ERR };
+
+		KUNIT_ASSERT_EQ(t, ib_modify_qp(c, &a, IB_QP_STATE), 0);
+		a.qp_state = IB_QPS_RESET;
+		KUNIT_ASSERT_EQ(t, ib_modify_qp(c, &a, IB_QP_STATE), 0);
+	}
+	KUNIT_ASSERT_EQ(t, vt_connect(c, d->qp_num, 7), 0);
+	/*
+	 * One at a time, executed at once: still, sixteen unsignaled WRs
+	 * fill the queue until a signaled one completes
+	 */
+	for (i = 0; i < 40; i++)
+		wrs[i].wr.next = NULL;
+	for (i = 0; i < 16; i++)
+		KUNIT_EXPECT_EQ(t, ib_post_send(c, &wrs[i].wr, &bad), 0);
+	KUNIT_EXPECT_EQ(t, ib_post_send(c, &wrs[16].wr, &bad), -ENOMEM);
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->scq, 1, &wc), 0);
+	{
+		struct ib_qp_attr a = { .qp_state = IB_QPS_ERR };
+
+		KUNIT_ASSERT_EQ(t, ib_modify_qp(c, &a, IB_QP_STATE), 0);
+		a.qp_state = IB_QPS_RESET;
+		KUNIT_ASSERT_EQ(t, ib_modify_qp(c, &a, IB_QP_STATE), 0);
+	}
+	while (ib_poll_cq(v->scq, 1, &wc) > 0)
+		;	/* the flushed ones */
+	KUNIT_ASSERT_EQ(t, vt_connect(c, d->qp_num, 7), 0);
+	for (i = 0; i < 15; i++)
+		KUNIT_EXPECT_EQ(t, ib_post_send(c, &wrs[i].wr, &bad), 0);
+	wrs[15].wr.send_flags = IB_SEND_SIGNALED;
+	KUNIT_EXPECT_EQ(t, ib_post_send(c, &wrs[15].wr, &bad), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 15ull);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	/* its completion freed all sixteen */
+	for (i = 16; i < 32; i++)
+		KUNIT_EXPECT_EQ(t, ib_post_send(c, &wrs[i].wr, &bad), 0);
+	KUNIT_EXPECT_EQ(t, ib_post_send(c, &wrs[32].wr, &bad), -ENOMEM);
+	ib_destroy_qp(c);
+	vt_free_qp(v, d);
+}
+
 static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_send_recv),
 	KUNIT_CASE(vt_post_with_irqs_off),
@@ -1482,6 +1573,7 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_inline_over_limit),
 	KUNIT_CASE(vt_atomics),
 	KUNIT_CASE(vt_atomics_concurrent),
+	KUNIT_CASE(vt_unsignaled_hold_slots),
 	{}
 };
 

@@ -287,7 +287,12 @@ struct krwq_qp {
 	spinlock_t r_lock;	/* the responder side: deliveries, drains */
 	enum ib_qp_state state;	/* written under s_lock and r_lock */
 	struct krwq_swqe *sq;	/* ring of sq_slots entries of sq_stride */
-	u32 sq_slots, sq_stride, sq_head, sq_tail;
+	/*
+	 * sq ring: [sq_tail, sq_head) waits to be executed; [sq_free,
+	 * sq_tail) was executed unsignaled and holds its slot until a later
+	 * completion or a flush frees it
+	 */
+	u32 sq_slots, sq_stride, sq_head, sq_tail, sq_free;
 	u32 max_send_sge;
 	u32 max_inline;		/* max_inline_data */
 	bool sq_sig_all;

@@ -189,6 +189,7 @@ static void krwq_qp_set_state_locked(struct krwq_qp *qp,
 	if (state == IB_QPS_RESET) {
 		qp->sq_head = 0;
 		qp->sq_tail = 0;
+		qp->sq_free = 0;
 		qp->sq_waiting = false;
 		qp->rnr_tries = 0;
 		qp->ack_tries = 0;

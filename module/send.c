@@ -270,6 +270,11 @@ static int krwq_sq_fill(struct krwq_qp *qp, const struct ib_send_wr *wr,
 	return 0;
 }
 
+/*
+ * Completes the WQE just executed (sq_tail has moved past it), if it is
+ * signaled or failed.  A completion frees the send queue slots of every
+ * WQE up to it: an unsignaled WQE holds its slot until then (IB 10.8.3.1).
+ */
 static void krwq_complete_send(struct krwq_qp *qp, struct krwq_swqe *w,
 			       enum ib_wc_status status)
 {
@@ -285,6 +290,7 @@ static void krwq_complete_send(struct krwq_qp *qp, struct krwq_swqe *w,
 	if (status == IB_WC_SUCCESS && !qp->sq_sig_all &&
 	    !(w->send_flags & IB_SEND_SIGNALED))
 		return;
+	qp->sq_free = qp->sq_tail;
 	if (!krwq_cq_enter(krwq_send_cq(qp), &wc, false))
 		krwq_qp_error_locked(qp);
 }
@@ -309,6 +315,7 @@ void krwq_sq_flush_locked(struct krwq_qp *qp)
 		wc.opcode = krwq_wc_opcode(w->opcode);
 		krwq_cq_enter(krwq_send_cq(qp), &wc, false);
 	}
+	qp->sq_free = qp->sq_tail;	/* every slot is free again */
 }
 
 /* --- regions of a scatter list ----------------------------------------- */
@@ -1066,7 +1073,7 @@ int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	for (; wr; wr = wr->next) {
 		u32 next = krwq_sq_next(qp, qp->sq_head);
 
-		if (next == qp->sq_tail) {
+		if (next == qp->sq_free) {
 			ret = -ENOMEM;
 			break;
 		}
