@@ -801,6 +801,42 @@ static void vt_error_flushes_any_opcode(struct kunit *t)
 	vt_free_qp(v, u);
 }
 
+/*
+ * modify_srq acts on IB_SRQ_MAX_WR and IB_SRQ_LIMIT only: an empty mask
+ * changes nothing, and a mask with any other bit fails with -EINVAL and
+ * changes nothing either.
+ */
+static void vt_srq_modify_mask(struct kunit *t)
+{
+	static const u32 unknown[] = {
+		BIT(2), IB_SRQ_LIMIT | BIT(2), IB_SRQ_MAX_WR | BIT(7),
+		IB_SRQ_MAX_WR | IB_SRQ_LIMIT | BIT(31),
+	};
+	struct vt *v = t->priv;
+	struct ib_srq_attr sa = { .srq_limit = 5 };
+	int i;
+
+	KUNIT_ASSERT_EQ(t, ib_modify_srq(v->srq, &sa, IB_SRQ_LIMIT), 0);
+	sa.max_wr = 2 * VT_DEPTH;
+	sa.srq_limit = 2;
+	KUNIT_EXPECT_EQ(t, ib_modify_srq(v->srq, &sa, 0), 0);
+	KUNIT_EXPECT_EQ(t, ib_query_srq(v->srq, &sa), 0);
+	KUNIT_EXPECT_EQ(t, sa.max_wr, (u32)VT_DEPTH);
+	KUNIT_EXPECT_EQ(t, sa.srq_limit, 5u);
+	sa.srq_limit = 5;	/* the next checks start from 5 whatever happened */
+	KUNIT_ASSERT_EQ(t, ib_modify_srq(v->srq, &sa, IB_SRQ_LIMIT), 0);
+	for (i = 0; i < ARRAY_SIZE(unknown); i++) {
+		sa.max_wr = 2 * VT_DEPTH;
+		sa.srq_limit = 2;
+		KUNIT_EXPECT_EQ(t, ib_modify_srq(v->srq, &sa,
+						 (enum ib_srq_attr_mask)unknown[i]),
+				-EINVAL);
+		KUNIT_EXPECT_EQ(t, ib_query_srq(v->srq, &sa), 0);
+		KUNIT_EXPECT_EQ(t, sa.max_wr, (u32)VT_DEPTH);
+		KUNIT_EXPECT_EQ(t, sa.srq_limit, 5u);
+	}
+}
+
 static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_send_recv),
 	KUNIT_CASE(vt_post_with_irqs_off),
@@ -821,6 +857,7 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_send_waits_for_peer_to_connect),
 	KUNIT_CASE(vt_waiting_send_flushed),
 	KUNIT_CASE(vt_error_flushes_any_opcode),
+	KUNIT_CASE(vt_srq_modify_mask),
 	{}
 };
 
