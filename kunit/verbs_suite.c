@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * verbs_suite.c - the KUnit suite "krwq_verbs": krwq0 driven only through
- * the RDMA core's kernel verbs, as an in-kernel consumer would.  Needs
- * krwq.ko loaded (it provides krwq0).
+ * verbs_suite.c - the KUnit suite "krwq_verbs": krwq0 driven through the
+ * RDMA core's kernel verbs, as an in-kernel consumer would.  Needs krwq.ko
+ * loaded (it provides krwq0).  One case also calls a device helper
+ * directly (the ERR re-flush budget, exported to KUnit by
+ * EXPORT_SYMBOL_IF_KUNIT).
  */
 #include <kunit/test.h>
 #include <linux/delay.h>
 #include <linux/jiffies.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
+
+#include "../module/krwq.h"
+#include "../module/uflush.h"
 
 #define VT_DEPTH	16
 #define VT_BUF		4096
@@ -837,6 +842,36 @@ static void vt_srq_modify_mask(struct kunit *t)
 	}
 }
 
+/*
+ * The ERR re-flush budget of a device, asked by two workers at the same
+ * time (each grants, then each spends): between them they may not be
+ * granted more than the device had, and what they did not use returns.
+ */
+static void vt_uflush_budget_shared(struct kunit *t)
+{
+	const u32 full = KRWQ_UFLUSH_RATE / 10;	/* a full bucket */
+	struct krwq_dev *d = kunit_kzalloc(t, sizeof(*d), GFP_KERNEL);
+	unsigned long start;
+	u32 a, b, accrued;
+
+	KUNIT_ASSERT_NOT_NULL(t, d);
+	spin_lock_init(&d->uflush_lock);
+	start = jiffies;
+	d->uflush_stamp = start;
+	d->uflush_tokens = full;
+	a = krwq_uflush_budget(d, full);	/* worker 1 */
+	b = krwq_uflush_budget(d, full);	/* worker 2, before 1 spent */
+	accrued = min_t(u64, full,
+			(u64)(jiffies - start) * KRWQ_UFLUSH_RATE / HZ);
+	KUNIT_EXPECT_EQ(t, a, full);
+	KUNIT_EXPECT_LE(t, a + b, full + accrued);
+	/* worker 1 flushed 100, worker 2 nothing: the rest comes back */
+	krwq_uflush_spend(d, a, 100);
+	krwq_uflush_spend(d, b, 0);
+	KUNIT_EXPECT_LE(t, d->uflush_tokens, full);
+	KUNIT_EXPECT_GE(t, krwq_uflush_budget(d, full), full - 100);
+}
+
 static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_send_recv),
 	KUNIT_CASE(vt_post_with_irqs_off),
@@ -858,6 +893,7 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_waiting_send_flushed),
 	KUNIT_CASE(vt_error_flushes_any_opcode),
 	KUNIT_CASE(vt_srq_modify_mask),
+	KUNIT_CASE(vt_uflush_budget_shared),
 	{}
 };
 
