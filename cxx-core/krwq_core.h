@@ -100,7 +100,15 @@ struct krwq_taken {
 	struct ib_sge *sg_list;
 };
 
-/* Implemented by the core (cxx-core/seam.cpp). */
+/*
+ * Implemented by the core (cxx-core/seam.cpp).  Every out-parameter is
+ * written on every return, so no caller reads stale stack:
+ *  - krwq_rq_geometry(): @geo, all zero on error;
+ *  - krwq_rq_post(): @bad_wr, NULL on success;
+ *  - krwq_rq_take(): wr_id, num_sge and flags of @out, all 0 on an empty
+ *    take (sg_list is the caller's array; num_sge entries of it are filled);
+ *  - krwq_rq_resize(): @old_storage, NULL on error.
+ */
 int krwq_rq_geometry(unsigned int max_wr, unsigned int max_sge,
 		     struct krwq_geometry *geo);
 /* krwq_rq_init() flags */

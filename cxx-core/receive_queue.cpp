@@ -9,8 +9,10 @@ namespace krwq {
 
 Status compute_geometry(u32 max_wr, u32 max_sge, krwq_geometry *out)
 {
-	if (max_wr > KRWQ_CORE_MAX_WR || max_sge > KRWQ_CORE_MAX_SGE)
+	if (max_wr > KRWQ_CORE_MAX_WR || max_sge > KRWQ_CORE_MAX_SGE) {
+		*out = krwq_geometry{}; // written on every path, as every out-parameter
 		return Status::kInvalid;
+	}
 	// Both bounds keep every product below 2^32 * 2^13: no overflow.
 	const u32 stride = sizeof(Rwqe) + max_sge * sizeof(Sge);
 	out->slots = max_wr + 1;
@@ -143,8 +145,17 @@ Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_si
 	return status;
 }
 
+// take() writes every field of krwq_taken but the caller's sg_list on
+// every path, empty ones included: the caller reads flags unconditionally.
+static_assert(sizeof(krwq_taken) == 24 && __builtin_offsetof(krwq_taken, sg_list) == 16,
+	      "a new krwq_taken field must be written by every path of take()");
+
 TakeResult ReceiveQueue::take(krwq_taken *out)
 {
+	out->wr_id = 0;
+	out->num_sge = 0;
+	out->flags = 0;
+
 	KernelRing &k = *q_.kwq;
 	SpinGuard consumer(&k.c_lock);
 
@@ -164,11 +175,9 @@ TakeResult ReceiveQueue::take(krwq_taken *out)
 	const Rwqe *e = entry(tail);
 	const u8 num_sge = load_relaxed(&e->num_sge);
 	out->wr_id = load_relaxed(&e->wr_id);
-	out->flags = 0;
 	TakeResult result = TakeResult::kTaken;
 	if (num_sge > q_.max_sge) {
-		out->num_sge = 0;
-		result = TakeResult::kMalformed;
+		result = TakeResult::kMalformed; // num_sge stays 0
 	} else {
 		out->num_sge = num_sge;
 		// the caller's array of struct ib_sge, which layout.h's
@@ -263,6 +272,7 @@ Status ReceiveQueue::set_limit(u32 limit)
 
 Status ReceiveQueue::resize(void *storage, u32 max_wr, const u32 *new_limit, void **old_storage)
 {
+	*old_storage = nullptr; // until the new storage is in place
 	krwq_geometry geo{};
 	if (compute_geometry(max_wr, q_.max_sge, &geo) != Status::kOk)
 		return Status::kInvalid;

@@ -41,8 +41,7 @@ int krwq_rq_post(krwq_rq *rq, const ib_recv_wr *wr, const ib_recv_wr **bad_wr,
 {
 	const RecvWr *bad = nullptr;
 	const auto status = ReceiveQueue(rq).post(as_recv_wr(wr), &bad, sink);
-	if (status != krwq::Status::kOk)
-		*bad_wr = reinterpret_cast<const ib_recv_wr *>(bad);
+	*bad_wr = reinterpret_cast<const ib_recv_wr *>(bad); // null on success
 	return krwq::to_errno(status);
 }
 

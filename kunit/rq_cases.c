@@ -8,6 +8,7 @@
  * (receive-queue-semantics.md, section 5).
  */
 #include <kunit/test.h>
+#include <linux/string.h>
 
 #include "rq_env.h"
 
@@ -952,6 +953,127 @@ static void user_ring_flush_bounded(struct kunit *t)
 	rq_env_free(rq);
 }
 
+/* --- out-parameters: written on every return path ---------------------- */
+
+/*
+ * A caller must never read what its stack happened to hold (a kernel
+ * without CONFIG_INIT_STACK_ALL_ZERO does not clear it): each check fills
+ * the out-parameter with POISON bytes before the call.
+ */
+#define POISON 0xa5
+
+/* A take into a POISONed struct; sg_list is the caller's own array. */
+static int take_poisoned(struct krwq_rq *rq, struct krwq_taken *out,
+			 struct ib_sge *sge)
+{
+	memset(out, POISON, sizeof(*out));
+	out->sg_list = sge;
+	return krwq_rq_take(rq, out);
+}
+
+static void expect_taken(struct kunit *t, const struct krwq_taken *out,
+			 u64 wr_id, u32 num_sge, u32 flags,
+			 const struct ib_sge *sge)
+{
+	KUNIT_EXPECT_EQ(t, out->wr_id, wr_id);
+	KUNIT_EXPECT_EQ(t, out->num_sge, num_sge);
+	KUNIT_EXPECT_EQ(t, out->flags, flags);
+	KUNIT_EXPECT_PTR_EQ(t, out->sg_list, sge);
+}
+
+/*
+ * Empty (three ways), taken, limit reached, malformed: every field of
+ * struct krwq_taken written.  A stale KRWQ_TAKEN_LIMIT_REACHED after an
+ * empty take would raise an SRQ event on a QP that has no SRQ.
+ */
+static void take_writes_every_field(struct kunit *t)
+{
+	struct krwq_rq *rq = rq_env_new(t, 4, 2, RQ_ENV_USER);
+	struct ib_sge sge[2];
+	struct krwq_taken out;
+
+	KUNIT_ASSERT_TRUE(t, rq);
+	/* empty: the ring is not ACTIVE (RESET) */
+	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), 0);
+	expect_taken(t, &out, 0, 0, 0, sge);
+	krwq_rq_set_state(rq, KRWQ_RQ_ACTIVE, NULL);
+	/* empty: nothing posted */
+	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), 0);
+	expect_taken(t, &out, 0, 0, 0, sge);
+	/* empty: user space wrote a head outside the ring */
+	*rq_env_user_head(rq) = 0xffffffffu;
+	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), 0);
+	expect_taken(t, &out, 0, 0, 0, sge);
+	*rq_env_user_head(rq) = 0;
+
+	user_post(rq, 5, 2);
+	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), 1);
+	expect_taken(t, &out, 5, 2, 0, sge);
+
+	KUNIT_EXPECT_EQ(t, krwq_rq_set_limit(rq, 2), 0);
+	user_post(rq, 6, 1);
+	user_post(rq, 7, 0);
+	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), 1);
+	expect_taken(t, &out, 6, 1, KRWQ_TAKEN_LIMIT_REACHED, sge);
+	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), 1);
+	expect_taken(t, &out, 7, 0, 0, sge);
+
+	user_post(rq, 8, 255);		/* more than max_sge */
+	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), -KRWQ_EINVAL);
+	expect_taken(t, &out, 8, 0, 0, sge);
+	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), 0);
+	expect_taken(t, &out, 0, 0, 0, sge);
+	rq_env_free(rq);
+}
+
+/* geometry, post and resize: their out-parameters on success and error */
+static void seam_writes_out_params(struct kunit *t)
+{
+	struct krwq_rq *rq = active_rq(t, 4, 1, RQ_ENV_RESIZABLE);
+	struct ib_sge sge = { .addr = 1, .length = 2, .lkey = 3 };
+	struct ib_recv_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 };
+	const struct ib_recv_wr *bad;
+	struct krwq_geometry g;
+	u64 storage[4];
+	void *old;
+
+	KUNIT_ASSERT_TRUE(t, rq);
+	memset(&g, POISON, sizeof(g));
+	KUNIT_EXPECT_EQ(t, krwq_rq_geometry(KRWQ_CORE_MAX_WR + 1, 1, &g),
+			-KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, g.slots, 0u);
+	KUNIT_EXPECT_EQ(t, g.stride, 0u);
+	KUNIT_EXPECT_EQ(t, g.ring_bytes, 0ull);
+	memset(&g, POISON, sizeof(g));
+	KUNIT_EXPECT_EQ(t, krwq_rq_geometry(1, KRWQ_CORE_MAX_SGE + 1, &g),
+			-KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, g.slots, 0u);
+	KUNIT_EXPECT_EQ(t, g.stride, 0u);
+	KUNIT_EXPECT_EQ(t, g.ring_bytes, 0ull);
+
+	memset(&bad, POISON, sizeof(bad));
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL), 0);
+	KUNIT_EXPECT_PTR_EQ(t, bad, NULL);
+	memset(&bad, POISON, sizeof(bad));
+	wr.num_sge = 2;			/* over max_sge */
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL), -KRWQ_EINVAL);
+	KUNIT_EXPECT_PTR_EQ(t, bad, &wr);
+	wr.num_sge = 1;
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL), 0);
+
+	/* a failed resize never touches the storage it is given */
+	memset(&old, POISON, sizeof(old));
+	KUNIT_EXPECT_EQ(t, krwq_rq_resize(rq, storage, KRWQ_CORE_MAX_WR + 1,
+					  NULL, &old), -KRWQ_EINVAL);
+	KUNIT_EXPECT_PTR_EQ(t, old, NULL);
+	memset(&old, POISON, sizeof(old));
+	KUNIT_EXPECT_EQ(t, krwq_rq_resize(rq, storage, 1, NULL, &old),
+			-KRWQ_EINVAL);	/* two are posted */
+	KUNIT_EXPECT_PTR_EQ(t, old, NULL);
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 2u);
+	rq_env_free(rq);
+}
+
 /* --- producers and consumers on different CPUs ------------------------ */
 
 struct stress {
@@ -1169,6 +1291,8 @@ struct kunit_case krwq_rq_cases[] = {
 	KUNIT_CASE(user_ring_resize),
 	KUNIT_CASE(user_ring_reset),
 	KUNIT_CASE(user_ring_flush_bounded),
+	KUNIT_CASE(take_writes_every_field),
+	KUNIT_CASE(seam_writes_out_params),
 	KUNIT_CASE(threads_one_producer),
 	KUNIT_CASE(threads_two_producers),
 	KUNIT_CASE(threads_resize_under_load),

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * verbs_suite.c - the KUnit suite "krwq_verbs": krwq0 driven only through
- * the RDMA core's kernel verbs, as an in-kernel consumer would.  Needs
- * krwq.ko loaded (it provides krwq0).
+ * verbs_suite.c - the KUnit suite "krwq_verbs": krwq0 driven through the
+ * RDMA core's kernel verbs, as an in-kernel consumer would.  Needs krwq.ko
+ * loaded (it provides krwq0).  A few cases also look at what no verb
+ * shows (an SRQ's cached count) or call a device helper directly (the ERR
+ * re-flush budget, exported to KUnit by EXPORT_SYMBOL_IF_KUNIT).
  */
 #include <kunit/test.h>
 #include <linux/delay.h>
@@ -11,6 +13,9 @@
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
+
+#include "../module/krwq.h"
+#include "../module/uflush.h"
 
 #define VT_DEPTH	16
 #define VT_BUF		4096
@@ -1544,6 +1549,155 @@ static void vt_unsignaled_hold_slots(struct kunit *t)
 	vt_free_qp(v, d);
 }
 
+/*
+ * modify_srq acts on IB_SRQ_MAX_WR and IB_SRQ_LIMIT only: an empty mask
+ * changes nothing, and a mask with any other bit fails with -EINVAL and
+ * changes nothing either.
+ */
+static void vt_srq_modify_mask(struct kunit *t)
+{
+	static const u32 unknown[] = {
+		BIT(2), IB_SRQ_LIMIT | BIT(2), IB_SRQ_MAX_WR | BIT(7),
+		IB_SRQ_MAX_WR | IB_SRQ_LIMIT | BIT(31),
+	};
+	struct vt *v = t->priv;
+	struct ib_srq_attr sa = { .srq_limit = 5 };
+	int i;
+
+	KUNIT_ASSERT_EQ(t, ib_modify_srq(v->srq, &sa, IB_SRQ_LIMIT), 0);
+	sa.max_wr = 2 * VT_DEPTH;
+	sa.srq_limit = 2;
+	KUNIT_EXPECT_EQ(t, ib_modify_srq(v->srq, &sa, 0), 0);
+	KUNIT_EXPECT_EQ(t, ib_query_srq(v->srq, &sa), 0);
+	KUNIT_EXPECT_EQ(t, sa.max_wr, (u32)VT_DEPTH);
+	KUNIT_EXPECT_EQ(t, sa.srq_limit, 5u);
+	sa.srq_limit = 5;	/* the next checks start from 5 whatever happened */
+	KUNIT_ASSERT_EQ(t, ib_modify_srq(v->srq, &sa, IB_SRQ_LIMIT), 0);
+	for (i = 0; i < ARRAY_SIZE(unknown); i++) {
+		sa.max_wr = 2 * VT_DEPTH;
+		sa.srq_limit = 2;
+		KUNIT_EXPECT_EQ(t, ib_modify_srq(v->srq, &sa,
+						 (enum ib_srq_attr_mask)unknown[i]),
+				-EINVAL);
+		KUNIT_EXPECT_EQ(t, ib_query_srq(v->srq, &sa), 0);
+		KUNIT_EXPECT_EQ(t, sa.max_wr, (u32)VT_DEPTH);
+		KUNIT_EXPECT_EQ(t, sa.srq_limit, 5u);
+	}
+}
+
+/* posts a receive of 64 bytes at bbuf to @srq with @lkey */
+static int vt_post_srq(struct vt *v, struct ib_srq *srq, u64 wr_id, u32 lkey)
+{
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->bbuf, .length = 64, .lkey = lkey,
+	};
+	struct ib_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge, .num_sge = 1 };
+	const struct ib_recv_wr *bad;
+
+	return ib_post_srq_recv(srq, &wr, &bad);
+}
+
+/* RESET, then connect @a and @b to each other again (a: rnr_retry 1) */
+static int vt_reconnect(struct ib_qp *a, struct ib_qp *b)
+{
+	struct ib_qp_attr r = { .qp_state = IB_QPS_RESET };
+
+	if (ib_modify_qp(a, &r, IB_QP_STATE) || ib_modify_qp(b, &r, IB_QP_STATE))
+		return -EIO;
+	if (vt_connect(a, b->qp_num, 1) || vt_connect(b, a->qp_num, 7))
+		return -EIO;
+	return 0;
+}
+
+/*
+ * A receive WQE with a bad lkey is consumed, and counted as consumed: the
+ * SRQ's cached count must never exceed what is really posted.  rdmavt
+ * 6.1 advances the tail but skips count-- when init_sge() fails, and
+ * reloads the count only once it falls below 16, so 16 bad-lkey takes
+ * out of 32 posted leave its count at 32 with 16 posted; after the 16
+ * good ones it says 16 with none, and the next send is given the
+ * never-posted slot at the tail instead of an RNR NAK.
+ */
+static void vt_srq_bad_lkey_counted(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	struct krwq_rq *ring = &to_ksrq(v->srq)->rq;
+	struct ib_srq_attr sa = { .max_wr = 4 * VT_DEPTH };
+	u32 lkey = v->pd->local_dma_lkey, count;
+	struct ib_qp *s;
+	struct ib_wc wc;
+	int i;
+
+	/* room for 32: the first take loads the count with all of them */
+	KUNIT_ASSERT_EQ(t, ib_modify_srq(v->srq, &sa, IB_SRQ_MAX_WR), 0);
+	s = vt_new_qp(v, IB_QPT_RC, true);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(s));
+	KUNIT_ASSERT_EQ(t, vt_reconnect(v->a, s), 0);
+	for (i = 0; i < 2 * VT_DEPTH; i++)
+		KUNIT_ASSERT_EQ(t, vt_post_srq(v, v->srq, i,
+					       i < VT_DEPTH ? ~lkey : lkey), 0);
+	for (i = 0; i < VT_DEPTH; i++) {
+		KUNIT_ASSERT_EQ(t, vt_send(v, v->a, 100 + i, v->abuf, 32), 0);
+		KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
+		KUNIT_EXPECT_EQ(t, wc.wr_id, (u64)i);
+		KUNIT_EXPECT_EQ(t, wc.status, IB_WC_LOC_PROT_ERR);
+		KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+		KUNIT_EXPECT_EQ(t, wc.status, IB_WC_REM_OP_ERR);
+		/* both went to ERR: start them again, the SRQ keeps its WRs */
+		KUNIT_ASSERT_EQ(t, vt_wait_state(s, IB_QPS_ERR), IB_QPS_ERR);
+		KUNIT_ASSERT_EQ(t, vt_wait_state(v->a, IB_QPS_ERR), IB_QPS_ERR);
+		KUNIT_ASSERT_EQ(t, vt_reconnect(v->a, s), 0);
+		count = READ_ONCE(ring->kwq->count);
+		KUNIT_EXPECT_LE(t, count, (u32)(2 * VT_DEPTH - 1 - i));
+	}
+	for (i = VT_DEPTH; i < 2 * VT_DEPTH; i++) {
+		KUNIT_ASSERT_EQ(t, vt_send(v, v->a, 100 + i, v->abuf, 32), 0);
+		KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
+		KUNIT_EXPECT_EQ(t, wc.wr_id, (u64)i);
+		KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+		KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+		KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	}
+	count = READ_ONCE(ring->kwq->count);
+	KUNIT_EXPECT_EQ(t, count, 0u);
+	/* nothing is posted: RNR NAKs until rnr_retry runs out */
+	KUNIT_ASSERT_EQ(t, vt_send(v, v->a, 999, v->abuf, 32), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_RNR_RETRY_EXC_ERR);
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->rcq, 1, &wc), 0);
+	vt_free_qp(v, s);
+}
+
+/*
+ * The ERR re-flush budget of a device, asked by two workers at the same
+ * time (each grants, then each spends): between them they may not be
+ * granted more than the device had, and what they did not use returns.
+ */
+static void vt_uflush_budget_shared(struct kunit *t)
+{
+	const u32 full = KRWQ_UFLUSH_RATE / 10;	/* a full bucket */
+	struct krwq_dev *d = kunit_kzalloc(t, sizeof(*d), GFP_KERNEL);
+	unsigned long start;
+	u32 a, b, accrued;
+
+	KUNIT_ASSERT_NOT_NULL(t, d);
+	spin_lock_init(&d->uflush_lock);
+	start = jiffies;
+	d->uflush_stamp = start;
+	d->uflush_tokens = full;
+	a = krwq_uflush_budget(d, full);	/* worker 1 */
+	b = krwq_uflush_budget(d, full);	/* worker 2, before 1 spent */
+	accrued = min_t(u64, full,
+			(u64)(jiffies - start) * KRWQ_UFLUSH_RATE / HZ);
+	KUNIT_EXPECT_EQ(t, a, full);
+	KUNIT_EXPECT_LE(t, a + b, full + accrued);
+	/* worker 1 flushed 100, worker 2 nothing: the rest comes back */
+	krwq_uflush_spend(d, a, 100);
+	krwq_uflush_spend(d, b, 0);
+	KUNIT_EXPECT_LE(t, d->uflush_tokens, full);
+	KUNIT_EXPECT_GE(t, krwq_uflush_budget(d, full), full - 100);
+}
+
 static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_send_recv),
 	KUNIT_CASE(vt_post_with_irqs_off),
@@ -1574,6 +1728,9 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_atomics),
 	KUNIT_CASE(vt_atomics_concurrent),
 	KUNIT_CASE(vt_unsignaled_hold_slots),
+	KUNIT_CASE(vt_srq_modify_mask),
+	KUNIT_CASE(vt_srq_bad_lkey_counted),
+	KUNIT_CASE(vt_uflush_budget_shared),
 	{}
 };
 

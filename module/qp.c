@@ -11,11 +11,13 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <rdma/ib_cache.h>
+#include <kunit/visibility.h>
 
 #include "krwq.h"
 #include "krwq_core.h"
 #include "rq_alloc.h"
 #include "trace.h"
+#include "uflush.h"
 
 static void krwq_qp_err_work(struct work_struct *work);
 
@@ -88,11 +90,20 @@ void krwq_rq_flushed(void *ctx, unsigned long long wr_id)
 	krwq_cq_enter(krwq_recv_cq(qp), &wc, false);
 }
 
-/*
- * How many WRs a device's ERR re-flush may complete now (see krwq.h):
- * tokens accrue at KRWQ_UFLUSH_RATE a second, up to a tenth of that.
+/**
+ * krwq_uflush_budget() - reserve WRs of a device's ERR re-flush budget
+ * (see krwq.h): tokens accrue at KRWQ_UFLUSH_RATE a second, up to a tenth
+ * of that.
+ * @dev: the device.
+ * @want: WRs the caller would flush.
+ *
+ * The grant leaves the budget at once, so workers asking at the same time
+ * share what there is instead of each being granted all of it; the caller
+ * gives back what it did not use with krwq_uflush_spend().
+ *
+ * Return: WRs the caller may flush now, at most @want.
  */
-static u32 krwq_uflush_budget(struct krwq_dev *dev, u32 want)
+u32 krwq_uflush_budget(struct krwq_dev *dev, u32 want)
 {
 	unsigned long now = jiffies, elapsed;
 	u32 grant;
@@ -104,16 +115,31 @@ static u32 krwq_uflush_budget(struct krwq_dev *dev, u32 want)
 				   (u64)elapsed * KRWQ_UFLUSH_RATE / HZ);
 	dev->uflush_stamp = now;
 	grant = min(want, dev->uflush_tokens);
+	dev->uflush_tokens -= grant;
 	spin_unlock(&dev->uflush_lock);
 	return grant;
 }
+EXPORT_SYMBOL_IF_KUNIT(krwq_uflush_budget);
 
-static void krwq_uflush_spend(struct krwq_dev *dev, u32 n)
+/**
+ * krwq_uflush_spend() - settle a grant of krwq_uflush_budget(): what was
+ * not used goes back into the budget, which stays within its bound.
+ * @dev: the device.
+ * @grant: what krwq_uflush_budget() returned.
+ * @used: WRs flushed with it.
+ */
+void krwq_uflush_spend(struct krwq_dev *dev, u32 grant, u32 used)
 {
+	u32 unused = grant - min(used, grant);
+
+	if (!unused)
+		return;
 	spin_lock(&dev->uflush_lock);
-	dev->uflush_tokens -= min(n, dev->uflush_tokens);
+	dev->uflush_tokens = min_t(u32, KRWQ_UFLUSH_RATE / 10,
+				   dev->uflush_tokens + unused);
 	spin_unlock(&dev->uflush_lock);
 }
+EXPORT_SYMBOL_IF_KUNIT(krwq_uflush_spend);
 
 /*
  * Posts to a mapped ring never enter the kernel, so nothing would flush
@@ -143,7 +169,7 @@ static void krwq_qp_uflush_work(struct work_struct *work)
 		delay = msecs_to_jiffies(qp->uflush_ms);
 	}
 	spin_unlock_irqrestore(&qp->r_lock, flags);
-	krwq_uflush_spend(qp->dev, n);
+	krwq_uflush_spend(qp->dev, grant, n);
 	if (delay)
 		queue_delayed_work(system_unbound_wq, &qp->uflush_work, delay);
 }

@@ -143,12 +143,13 @@ out:
  * @udata: user data: for a user-mapped ring, the user address of a u64
  *         that receives the new ring's mmap offset.
  *
- * Both changes are checked before either is made.
+ * Only what @mask names changes: an empty mask changes nothing.  Both
+ * changes are checked before either is made.
  *
- * Return: 0, -EINVAL when the new size is out of range or cannot hold the
- * posted WRs, or the limit exceeds max_wr, or a mapped ring is resized
- * without an address for its offset; -ENOMEM; -EFAULT.  On error
- * nothing changed.
+ * Return: 0, -EINVAL for a mask bit other than the two above, or when the
+ * new size is out of range or cannot hold the posted WRs, or the limit
+ * exceeds max_wr, or a mapped ring is resized without an address for its
+ * offset; -ENOMEM; -EFAULT.  On error nothing changed.
  */
 int krwq_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		    enum ib_srq_attr_mask mask, struct ib_udata *udata)
@@ -172,7 +173,9 @@ int krwq_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	if (mask & IB_SRQ_MAX_WR)
 		return krwq_rq_resize_alloc(&srq->rq, max_wr, mask & IB_SRQ_LIMIT ?
 					    &attr->srq_limit : NULL);
-	return krwq_rq_set_limit(&srq->rq, attr->srq_limit);
+	if (mask & IB_SRQ_LIMIT)
+		return krwq_rq_set_limit(&srq->rq, attr->srq_limit);
+	return 0;
 }
 
 /**

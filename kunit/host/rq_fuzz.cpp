@@ -369,7 +369,7 @@ void Harness::op_post(bool list)
 	}
 
 	static const ib_recv_wr untouched{};
-	const ib_recv_wr *bad = &untouched;
+	const ib_recv_wr *bad = &untouched; // written on every path
 	flush_log.clear();
 	const u32 head_before = user_ ? uhead() : kwq_->head;
 	const int ret =
@@ -379,7 +379,7 @@ void Harness::op_post(bool list)
 	if (want)
 		EXPECT(bad == (bad_at < n ? wr.data() + bad_at : nullptr));
 	else
-		EXPECT(bad == &untouched);
+		EXPECT(bad == nullptr); // written on success too
 	EXPECT(flush_log == want_flushed);
 	EXPECT(ktail() == tail);
 	const u32 head_after = user_ ? uhead() : kwq_->head;
@@ -407,13 +407,15 @@ void Harness::op_take()
 		published = occupancy(user_ ? uhead() : kwq_->head, tail);
 	const u32 limit_before = krwq_rq_limit(&rq_);
 
-	krwq_taken out{};
+	krwq_taken out;
+	std::memset(&out, 0xa5, sizeof(out)); // every field is written
 	out.sg_list = out_sge_;
-	out.flags = 0xdead;
 	const int ret = krwq_rq_take(&rq_, &out);
 	EXPECT(ret == 1 || ret == 0 || ret == kEinval);
+	EXPECT(out.sg_list == out_sge_);
 
 	if (ret == 0) {
+		EXPECT(out.wr_id == 0 && out.num_sge == 0 && out.flags == 0);
 		// Nothing taken: possible only when not active or nothing published.
 		EXPECT(state_ != KRWQ_RQ_ACTIVE || published == 0);
 		EXPECT(ktail() == tail);
@@ -555,11 +557,13 @@ void Harness::op_resize()
 		in_.ConsumeIntegralInRange<u32>(0, new_max + 2 > 50 ? 50 : new_max + 2);
 
 	krwq_geometry geo;
+	std::memset(&geo, 0xa5, sizeof(geo));
 	if (krwq_rq_geometry(new_max, max_sge_, &geo) != 0) {
+		EXPECT(geo.slots == 0 && geo.stride == 0 && geo.ring_bytes == 0);
 		void *old = &old;
 		EXPECT(krwq_rq_resize(&rq_, nullptr, new_max, with_limit ? &new_limit : nullptr,
 				      &old) == kEinval);
-		EXPECT(old == &old);
+		EXPECT(old == nullptr);
 		return;
 	}
 	EXPECT(geo.stride == stride_);
@@ -577,7 +581,7 @@ void Harness::op_resize()
 	const int want = held.size() >= geo.slots || limit >= geo.slots ? kEinval : 0;
 
 	void *storage = alloc_storage(geo);
-	void *old = nullptr;
+	void *old = &old; // written on every path
 	const int ret =
 		krwq_rq_resize(&rq_, storage, new_max, with_limit ? &new_limit : nullptr, &old);
 	EXPECT(ret == want);
