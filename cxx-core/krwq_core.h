@@ -35,6 +35,7 @@ extern "C" {
 enum krwq_errno {
 	KRWQ_ENOMEM = 12,
 	KRWQ_EINVAL = 22,
+	KRWQ_EMSGSIZE = 90,
 };
 
 /* Hard limits of the core itself; devices choose smaller ones. */
@@ -105,8 +106,9 @@ struct krwq_taken {
  * written on every return, so no caller reads stale stack:
  *  - krwq_rq_geometry(): @geo, all zero on error;
  *  - krwq_rq_post(): @bad_wr, NULL on success;
- *  - krwq_rq_take(): wr_id, num_sge and flags of @out, all 0 on an empty
- *    take (sg_list is the caller's array; num_sge entries of it are filled);
+ *  - krwq_rq_take(), krwq_rq_take_fitting(): wr_id, num_sge and flags of
+ *    @out, all 0 on an empty take (sg_list is the caller's array; num_sge
+ *    entries of it are filled, also when the WQE is too small);
  *  - krwq_rq_resize(): @old_storage, NULL on error.
  */
 int krwq_rq_geometry(unsigned int max_wr, unsigned int max_sge,
@@ -120,6 +122,14 @@ int krwq_rq_post(struct krwq_rq *rq, const struct ib_recv_wr *wr,
 		 const struct ib_recv_wr **bad_wr,
 		 const struct krwq_sink *sink);
 int krwq_rq_take(struct krwq_rq *rq, struct krwq_taken *out);
+/*
+ * krwq_rq_take() for a message of @need bytes: a WQE whose entries hold
+ * fewer is left at the head of the ring, where the next take finds it
+ * again, and -KRWQ_EMSGSIZE returned (a responder that drops what does
+ * not fit, as UD and UC do, keeps the WQE).  Same locks and contexts.
+ */
+int krwq_rq_take_fitting(struct krwq_rq *rq, struct krwq_taken *out,
+			 unsigned int need);
 unsigned int krwq_rq_count(struct krwq_rq *rq);
 void krwq_rq_set_state(struct krwq_rq *rq, enum krwq_rq_state state,
 		       const struct krwq_sink *sink);

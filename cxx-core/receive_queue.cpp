@@ -150,7 +150,7 @@ Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_si
 static_assert(sizeof(krwq_taken) == 24 && __builtin_offsetof(krwq_taken, sg_list) == 16,
 	      "a new krwq_taken field must be written by every path of take()");
 
-TakeResult ReceiveQueue::take(krwq_taken *out)
+TakeResult ReceiveQueue::take(krwq_taken *out, u32 need)
 {
 	out->wr_id = 0;
 	out->num_sge = 0;
@@ -182,7 +182,14 @@ TakeResult ReceiveQueue::take(krwq_taken *out)
 		out->num_sge = num_sge;
 		// the caller's array of struct ib_sge, which layout.h's
 		// asserts hold Sge to
-		copy_sges(reinterpret_cast<Sge *>(out->sg_list), e->sg_list(), num_sge);
+		Sge *sges = reinterpret_cast<Sge *>(out->sg_list);
+		copy_sges(sges, e->sg_list(), num_sge);
+		// the copy is what counts: the ring may have changed since
+		u64 room = 0;
+		for (u32 i = 0; i < num_sge; i++)
+			room += sges[i].length;
+		if (room < need)
+			return TakeResult::kTooSmall; // tail and count unchanged
 	}
 
 	publish_tail(next(tail));

@@ -30,8 +30,9 @@ Status compute_geometry(u32 max_wr, u32 max_sge, krwq_geometry *out);
 
 // What take() found.
 enum class TakeResult : int {
-	kMalformed = -KRWQ_EINVAL, // consumed, but a user ring held garbage
-	kEmpty = 0,		   // nothing to take in this state
+	kMalformed = -KRWQ_EINVAL,  // consumed, but a user ring held garbage
+	kTooSmall = -KRWQ_EMSGSIZE, // left in the ring: holds less than needed
+	kEmpty = 0,		    // nothing to take in this state
 	kTaken = 1,
 };
 
@@ -41,7 +42,8 @@ public:
 
 	void init(KernelRing *kwq, void *storage, bool user, const krwq_geometry &geo, u32 max_sge);
 	Status post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_sink *sink);
-	TakeResult take(krwq_taken *out);
+	// need: bytes the WQE's entries must hold, or it stays (kTooSmall)
+	TakeResult take(krwq_taken *out, u32 need = 0);
 	u32 count();
 	void set_state(krwq_rq_state state, const krwq_sink *sink);
 	// In FLUSH: completes up to max entries posted since, oldest first.

@@ -50,6 +50,11 @@ int krwq_rq_take(krwq_rq *rq, krwq_taken *out)
 	return static_cast<int>(ReceiveQueue(rq).take(out));
 }
 
+int krwq_rq_take_fitting(krwq_rq *rq, krwq_taken *out, unsigned int need)
+{
+	return static_cast<int>(ReceiveQueue(rq).take(out, need));
+}
+
 unsigned int krwq_rq_count(krwq_rq *rq)
 {
 	return ReceiveQueue(rq).count();

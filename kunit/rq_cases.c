@@ -414,6 +414,30 @@ static void take_empty(struct kunit *t)
 	rq_env_free(rq);
 }
 
+/*
+ * A take for a message larger than the oldest WQE holds leaves that WQE
+ * where it is: the next take finds it again.
+ */
+static void take_fitting_leaves_small(struct kunit *t)
+{
+	struct krwq_rq *rq = active_rq(t, 4, 3, 0);
+	struct ib_sge got[SGE_MAX];
+	struct krwq_taken out = { .sg_list = got };
+
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, krwq_rq_take_fitting(rq, &out, 1), 0);
+	KUNIT_EXPECT_EQ(t, post_one(rq, 7, 3), 0);	/* holds 1 + 2 + 3 bytes */
+	KUNIT_EXPECT_EQ(t, post_one(rq, 8, 3), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_take_fitting(rq, &out, 7), -KRWQ_EMSGSIZE);
+	KUNIT_EXPECT_EQ(t, out.wr_id, 7ull);
+	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 2u);
+	KUNIT_EXPECT_EQ(t, krwq_rq_take_fitting(rq, &out, 6), 1);
+	KUNIT_EXPECT_EQ(t, out.wr_id, 7ull);
+	KUNIT_EXPECT_EQ(t, out.num_sge, 3u);
+	KUNIT_EXPECT_TRUE(t, take_expect(t, rq, 8, 3));
+	rq_env_free(rq);
+}
+
 static void take_only_when_active(struct kunit *t)
 {
 	static const enum krwq_rq_state idle[] = {
@@ -1263,6 +1287,7 @@ struct kunit_case krwq_rq_cases[] = {
 	KUNIT_CASE(post_in_error_checks_sge),
 	KUNIT_CASE(post_in_error_needs_sink),
 	KUNIT_CASE(take_empty),
+	KUNIT_CASE(take_fitting_leaves_small),
 	KUNIT_CASE(take_only_when_active),
 	KUNIT_CASE(take_fifo_long_run),
 	KUNIT_CASE(count_never_exceeds_length),

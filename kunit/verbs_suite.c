@@ -1698,6 +1698,114 @@ static void vt_uflush_budget_shared(struct kunit *t)
 	KUNIT_EXPECT_GE(t, krwq_uflush_budget(d, full), full - 100);
 }
 
+/* The QP's state now, and again after the deferred work had its chance. */
+static enum ib_qp_state vt_state_settled(struct ib_qp *qp)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+
+	msleep(50);
+	if (ib_query_qp(qp, &attr, IB_QP_STATE, &init))
+		return -1;
+	return attr.qp_state;
+}
+
+/*
+ * A datagram longer than the receive WQE is dropped and counted; the WQE
+ * stays, the receiver stays in RTS, and a datagram that fits lands in it
+ * (as hfi1 does; rxe moves the QP to ERR, which lets any sender that
+ * knows a QP number and Q_Key flush another process's receives).
+ */
+static void vt_ud_too_long_dropped(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	struct rdma_ah_attr ah_attr = { .type = RDMA_AH_ATTR_TYPE_IB };
+	u64 dropped = vt_counter(v, "rx_dropped");
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->abuf, .length = 200,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_ud_wr wr = {
+		.wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1,
+			.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED },
+		.remote_qkey = 0x11111111,
+	};
+	const struct ib_send_wr *bad;
+	struct ib_qp *u1, *u2;
+	struct ib_ah *ah;
+	struct ib_wc wc;
+
+	rdma_ah_set_dlid(&ah_attr, VT_LID);
+	rdma_ah_set_port_num(&ah_attr, 1);
+	u1 = vt_new_qp(v, IB_QPT_UD, false);
+	u2 = vt_new_qp(v, IB_QPT_UD, false);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(u1) || IS_ERR(u2));
+	KUNIT_ASSERT_EQ(t, vt_connect(u1, 0, 0), 0);
+	KUNIT_ASSERT_EQ(t, vt_connect(u2, 0, 0), 0);
+	ah = rdma_create_ah(v->pd, &ah_attr, 0);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(ah));
+	wr.ah = ah;
+	wr.remote_qpn = u2->qp_num;
+	KUNIT_ASSERT_EQ(t, vt_post_recv(v, u2, 8, v->bbuf, 140), 0);
+	KUNIT_ASSERT_EQ(t, ib_post_send(u1, &wr.wr, &bad), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, vt_state_settled(u2), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->rcq, 1, &wc), 0);
+	KUNIT_EXPECT_EQ(t, vt_counter(v, "rx_dropped"), dropped + 1);
+	sge.length = 100;
+	KUNIT_ASSERT_EQ(t, ib_post_send(u1, &wr.wr, &bad), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 8ull);
+	KUNIT_EXPECT_EQ(t, wc.byte_len, 140u);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	rdma_destroy_ah(ah, 0);
+	vt_free_qp(v, u1);
+	vt_free_qp(v, u2);
+}
+
+/*
+ * UC has no acknowledgments: a message the responder cannot take (a bad
+ * rkey, a receive too small) is dropped there, the QP stays in RTS, the
+ * receive WQE stays for the next message that fits.
+ */
+static void vt_uc_drops(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	u64 dropped = vt_counter(v, "rx_dropped");
+	struct ib_qp *c, *d;
+	struct ib_wc wc;
+
+	c = vt_new_qp(v, IB_QPT_UC, false);
+	d = vt_new_qp(v, IB_QPT_UC, false);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(c) || IS_ERR(d));
+	KUNIT_ASSERT_EQ(t, vt_connect(c, d->qp_num, 0), 0);
+	KUNIT_ASSERT_EQ(t, vt_connect(d, c->qp_num, 0), 0);
+	KUNIT_ASSERT_EQ(t, vt_write(v, c, v->abuf, 8, (uintptr_t)v->bbuf,
+				    v->pd->unsafe_global_rkey ^ 0x80), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, vt_state_settled(d), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(t, vt_counter(v, "rx_dropped"), dropped + 1);
+
+	KUNIT_ASSERT_EQ(t, vt_post_recv(v, d, 12, v->bbuf, 64), 0);
+	KUNIT_ASSERT_EQ(t, vt_send(v, c, 13, v->abuf, 100), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, vt_state_settled(d), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->rcq, 1, &wc), 0);
+	KUNIT_EXPECT_EQ(t, vt_counter(v, "rx_dropped"), dropped + 2);
+	KUNIT_ASSERT_EQ(t, vt_send(v, c, 14, v->abuf, 32), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 12ull);
+	KUNIT_EXPECT_EQ(t, wc.byte_len, 32u);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	vt_free_qp(v, c);
+	vt_free_qp(v, d);
+}
+
 static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_send_recv),
 	KUNIT_CASE(vt_post_with_irqs_off),
@@ -1731,6 +1839,8 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_srq_modify_mask),
 	KUNIT_CASE(vt_srq_bad_lkey_counted),
 	KUNIT_CASE(vt_uflush_budget_shared),
+	KUNIT_CASE(vt_ud_too_long_dropped),
+	KUNIT_CASE(vt_uc_drops),
 	{}
 };
 

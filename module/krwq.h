@@ -118,6 +118,7 @@ enum krwq_stat {
 	KRWQ_STAT_CQ_OVERFLOWS,		/* completions lost to a full CQ */
 	KRWQ_STAT_LOOPBACK_BYTES,	/* payload bytes delivered */
 	KRWQ_STAT_UD_DROPPED,		/* datagrams to nobody, or refused */
+	KRWQ_STAT_RX_DROPPED,		/* UD/UC messages dropped, WQE kept */
 	KRWQ_STAT_MAX
 };
 

@@ -15,6 +15,7 @@ static_assert(__same_type(unsigned int, u32));
 static_assert(__same_type(unsigned long long, u64));
 static_assert(KRWQ_ENOMEM == ENOMEM);
 static_assert(KRWQ_EINVAL == EINVAL);
+static_assert(KRWQ_EMSGSIZE == EMSGSIZE);
 
 /**
  * krwq_spin_lock_irqsave() - take a ring lock for the core.
@@ -47,6 +48,7 @@ EXPORT_SYMBOL_IF_KUNIT(krwq_rq_geometry);
 EXPORT_SYMBOL_IF_KUNIT(krwq_rq_init);
 EXPORT_SYMBOL_IF_KUNIT(krwq_rq_post);
 EXPORT_SYMBOL_IF_KUNIT(krwq_rq_take);
+EXPORT_SYMBOL_IF_KUNIT(krwq_rq_take_fitting);
 EXPORT_SYMBOL_IF_KUNIT(krwq_rq_count);
 EXPORT_SYMBOL_IF_KUNIT(krwq_rq_set_state);
 EXPORT_SYMBOL_IF_KUNIT(krwq_rq_flush);

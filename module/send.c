@@ -462,17 +462,23 @@ static void krwq_dest_complete(struct krwq_qp *dqp, struct ib_wc *wc,
 }
 
 /*
- * Takes a receive WQE of @dqp into sqp->r_sge.  Return: 1 taken, 0 none
- * posted, -EINVAL if the WQE was malformed (already completed in error).
+ * Takes a receive WQE of @dqp into sqp->r_sge; one that holds fewer than
+ * @need bytes is left where it is (UD and UC drop what does not fit).
+ * Return: 1 taken, 0 none posted, -EINVAL if the WQE was malformed
+ * (already completed in error), -EMSGSIZE if it is too small for @need.
  */
 static int krwq_take(struct krwq_qp *sqp, struct krwq_qp *dqp,
-		     struct krwq_taken *t)
+		     struct krwq_taken *t, u32 need)
 {
 	int ret;
 
 	t->sg_list = sqp->r_sge;
-	ret = krwq_rq_take(krwq_dest_ring(dqp), t);
+	ret = krwq_rq_take_fitting(krwq_dest_ring(dqp), t, need);
 	trace_krwq_take(dqp, ret, t);
+	if (ret == -EMSGSIZE) {
+		krwq_count(dqp->dev, KRWQ_STAT_RX_DROPPED, 1);
+		return ret;
+	}
 	if (ret)
 		krwq_count(dqp->dev, KRWQ_STAT_RX_TAKEN, 1);
 	if (t->flags & KRWQ_TAKEN_LIMIT_REACHED)
@@ -534,13 +540,17 @@ static void krwq_exec_send(struct krwq_qp *sqp, struct krwq_qp *dqp,
 		o->status = IB_WC_LOC_PROT_ERR;
 		return;
 	}
-	ret = krwq_take(sqp, dqp, &t);
+	/* UC drops a message too long for the receive and keeps the WQE */
+	ret = krwq_take(sqp, dqp, &t,
+			sqp->ibqp.qp_type == IB_QPT_UC ? w->length : 0);
 	if (ret == 0) {
 		/* UC drops the message; RC is told to come back later */
 		o->rnr = sqp->ibqp.qp_type == IB_QPT_RC;
 		o->min_rnr_timer = dqp->attr.min_rnr_timer;
 		goto out;
 	}
+	if (ret == -EMSGSIZE)
+		goto out;
 	if (ret < 0) {
 		o->status = IB_WC_REM_OP_ERR;
 		goto out;
@@ -593,8 +603,16 @@ static void krwq_exec_rdma(struct krwq_qp *sqp, struct krwq_qp *dqp,
 		o->status = IB_WC_LOC_PROT_ERR;
 		return;
 	}
+	if (w->length && (dqp->attr.qp_access_flags & remote))
+		rmr = krwq_mr_get(dqp->dev, dqp->ibqp.pd, w->rkey, remote,
+				  w->remote_addr, w->length);
+	/* UC: a write the responder may not make is dropped there */
+	if (w->length && !rmr && sqp->ibqp.qp_type == IB_QPT_UC) {
+		krwq_count(dqp->dev, KRWQ_STAT_RX_DROPPED, 1);
+		goto out;
+	}
 	if (w->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
-		ret = krwq_take(sqp, dqp, &t);
+		ret = krwq_take(sqp, dqp, &t, 0);
 		if (ret <= 0) {
 			o->rnr = ret == 0 && sqp->ibqp.qp_type == IB_QPT_RC;
 			o->min_rnr_timer = dqp->attr.min_rnr_timer;
@@ -604,9 +622,6 @@ static void krwq_exec_rdma(struct krwq_qp *sqp, struct krwq_qp *dqp,
 		}
 	}
 	if (w->length) {
-		if (dqp->attr.qp_access_flags & remote)
-			rmr = krwq_mr_get(dqp->dev, dqp->ibqp.pd, w->rkey, remote,
-					  w->remote_addr, w->length);
 		if (!rmr) {
 			o->status = IB_WC_REM_ACCESS_ERR;
 			if (w->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
@@ -620,6 +635,7 @@ static void krwq_exec_rdma(struct krwq_qp *sqp, struct krwq_qp *dqp,
 		ret = read ? krwq_copy(&local, &peer, w->length) :
 			     krwq_copy(&peer, &local, w->length);
 		krwq_mr_put(rmr);
+		rmr = NULL;
 		if (!ret)
 			krwq_count(dqp->dev, KRWQ_STAT_LOOPBACK_BYTES, w->length);
 		if (WARN_ON_ONCE(ret)) {
@@ -638,6 +654,8 @@ static void krwq_exec_rdma(struct krwq_qp *sqp, struct krwq_qp *dqp,
 		krwq_dest_complete(dqp, &wc, w->send_flags & IB_SEND_SOLICITED);
 	}
 out:
+	if (rmr)
+		krwq_mr_put(rmr);	/* looked up, never copied through */
 	krwq_src_put(sqp, w);
 }
 
@@ -837,9 +855,12 @@ static void krwq_exec_ud(struct krwq_qp *sqp, struct krwq_swqe *w,
 		o->status = IB_WC_LOC_PROT_ERR;
 		goto out;
 	}
-	ret = krwq_take(sqp, dqp, &t);
+	/* too long for the receive: dropped, the WQE kept, the QP in RTS */
+	ret = krwq_take(sqp, dqp, &t, w->length + KRWQ_UD_GRH_BYTES);
 	if (ret <= 0) {
 		krwq_src_put(sqp, w);
+		if (ret == -EMSGSIZE)
+			goto out;
 		goto drop;
 	}
 	if (has_grh)

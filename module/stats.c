@@ -19,6 +19,7 @@ static const struct rdma_stat_desc krwq_stat_descs[KRWQ_STAT_MAX] = {
 	[KRWQ_STAT_CQ_OVERFLOWS] = { .name = "cq_overflows" },
 	[KRWQ_STAT_LOOPBACK_BYTES] = { .name = "loopback_bytes" },
 	[KRWQ_STAT_UD_DROPPED] = { .name = "ud_dropped" },
+	[KRWQ_STAT_RX_DROPPED] = { .name = "rx_dropped" },
 };
 
 /**
