@@ -53,6 +53,7 @@ void ReceiveQueue::init(KernelRing *kwq, void *storage, bool user, const krwq_ge
 	q_.state = KRWQ_RQ_RESET;
 	kwq->curr_wq = user ? q_.wq->entries() : static_cast<Rwqe *>(storage);
 	empty_ring();
+	refuse_user_posts();
 }
 
 // Reads the producer's head for a consumer.  A user-mapped head is
@@ -64,6 +65,15 @@ bool ReceiveQueue::head_for_consumer(u32 *head) const
 		return false;
 	*head = h;
 	return true;
+}
+
+// A user-mapped ring in RESET is published full (tail one past head), so
+// the provider refuses a post at once instead of writing a WQE nobody
+// would take; the kernel's own tail stays where it is.
+void ReceiveQueue::refuse_user_posts()
+{
+	if (user_ring())
+		store_release(&q_.wq->tail, next(load_relaxed(&q_.kwq->head)));
 }
 
 void ReceiveQueue::publish_tail(u32 tail)
@@ -255,11 +265,14 @@ void ReceiveQueue::set_state(krwq_rq_state state, const krwq_sink *sink)
 	SpinGuard producer(&k.p_lock);
 	SpinGuard consumer(&k.c_lock);
 
+	const auto was = static_cast<krwq_rq_state>(q_.state);
 	if (state == KRWQ_RQ_FLUSH)
 		drain(q_.size, sink); // a ring never holds more than size - 1
-	else if (state == KRWQ_RQ_RESET)
-		empty_ring();
+	else if (state == KRWQ_RQ_RESET || was == KRWQ_RQ_RESET)
+		empty_ring(); // leaving RESET: whatever user space wrote is gone
 	q_.state = static_cast<u8>(state);
+	if (state == KRWQ_RQ_RESET)
+		refuse_user_posts();
 }
 
 krwq_rq_state ReceiveQueue::state() const

@@ -73,6 +73,7 @@ private:
 	bool head_for_consumer(u32 *head) const;
 	void publish_tail(u32 tail);
 	void empty_ring();
+	void refuse_user_posts();
 	u32 drain(u32 max, const krwq_sink *sink);
 
 	QueueDesc &q_;

@@ -940,10 +940,32 @@ static void user_ring_reset(struct kunit *t)
 	user_post(rq, 1, 1);
 	user_post(rq, 2, 1);
 	krwq_rq_set_state(rq, KRWQ_RQ_RESET, NULL);
+	/* empty, and published full: the provider refuses posts in RESET */
+	KUNIT_EXPECT_EQ(t, *rq_env_user_head(rq), 0u);
+	KUNIT_EXPECT_EQ(t, *rq_env_user_tail(rq), 1u);
+	/* a WQE written anyway is not kept when the QP leaves RESET */
+	user_post(rq, 3, 1);
+	krwq_rq_set_state(rq, KRWQ_RQ_POST_ONLY, NULL);
 	KUNIT_EXPECT_EQ(t, *rq_env_user_head(rq), 0u);
 	KUNIT_EXPECT_EQ(t, *rq_env_user_tail(rq), 0u);
 	krwq_rq_set_state(rq, KRWQ_RQ_ACTIVE, NULL);
 	KUNIT_EXPECT_EQ(t, take_any(rq, &out), 0);
+	/* the whole capacity is there again */
+	user_post(rq, 4, 1);
+	KUNIT_EXPECT_TRUE(t, take_expect(t, rq, 4, 1));
+	rq_env_free(rq);
+}
+
+/* A new user-mapped ring is in RESET: published full from the start. */
+static void user_ring_new_refuses(struct kunit *t)
+{
+	struct krwq_rq *rq = rq_env_new(t, 4, 1, RQ_ENV_USER);
+
+	KUNIT_ASSERT_TRUE(t, rq);
+	KUNIT_EXPECT_EQ(t, *rq_env_user_head(rq), 0u);
+	KUNIT_EXPECT_EQ(t, *rq_env_user_tail(rq), 1u);
+	krwq_rq_set_state(rq, KRWQ_RQ_POST_ONLY, NULL);
+	KUNIT_EXPECT_EQ(t, *rq_env_user_tail(rq), 0u);
 	rq_env_free(rq);
 }
 
@@ -1315,6 +1337,7 @@ struct kunit_case krwq_rq_cases[] = {
 	KUNIT_CASE(user_ring_kernel_post),
 	KUNIT_CASE(user_ring_resize),
 	KUNIT_CASE(user_ring_reset),
+	KUNIT_CASE(user_ring_new_refuses),
 	KUNIT_CASE(user_ring_flush_bounded),
 	KUNIT_CASE(take_writes_every_field),
 	KUNIT_CASE(seam_writes_out_params),

@@ -47,7 +47,8 @@ static const struct tap_group groups[] = {
 		"the WRs before it stay posted (flushed in order)",
 	} },
 	{ "rq RESET", t_rq_reset, {
-		"post_recv in RESET: rejected and not queued (ABI 1); into a mapped ring, which the provider fills without the kernel, kept and flushed in order (ABI 2)",
+		"post_recv on a new QP (RESET) fails at once with bad_wr at the WR (ABI 2: the kernel publishes the ring full, the provider says ENOMEM)",
+		"nothing posted in RESET is kept: after INIT the RQ takes its whole capacity and ERR flushes exactly that; after ERR -> RESET the same again",
 	} },
 	{ "rq on SRQ", t_rq_on_srq, {
 		"a QP that uses an SRQ: post_recv is rejected with bad_wr at the WR (ABI 1); no receive ring is mapped for it (ABI 2)",
