@@ -12,7 +12,8 @@
  * @dev: the device.
  * @attr: the address vector.
  *
- * Context: any.  Return: true if it does.
+ * Context: any.
+ * Return: true if it does.
  */
 bool krwq_ah_attr_ok(struct krwq_dev *dev, const struct rdma_ah_attr *attr)
 {

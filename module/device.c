@@ -70,7 +70,8 @@ static int krwq_query_device(struct ib_device *ibdev,
  * InfiniBand mode; while its netdev is up with carrier when netdev-bound.
  * @dev: the device.
  *
- * Context: any.  Return: true if active.
+ * Context: any.
+ * Return: true if active.
  */
 bool krwq_port_active(struct krwq_dev *dev)
 {
@@ -92,7 +93,8 @@ static enum ib_mtu krwq_port_mtu(struct krwq_dev *dev)
  * datagram a UD QP may send.
  * @dev: the device.
  *
- * Context: any.  Return: 256 ... 4096.
+ * Context: any.
+ * Return: 256 ... 4096.
  */
 u32 krwq_port_mtu_bytes(struct krwq_dev *dev)
 {
