@@ -17,14 +17,14 @@ need_pkgs() {
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
 	if [ "$(id -u)" -ne 0 ]; then
-		die "missing packages; run: sudo apt-get install -y ${missing[*]}"
+		die "missing packages; run: sudo apt-get install -y --no-install-recommends ${missing[*]}"
 	fi
 	log "installing ${missing[*]}"
 	if [ -z "${KRWQ_APT_UPDATED:-}" ]; then
 		apt-get update -q >&2 || die "apt-get update failed"
 		export KRWQ_APT_UPDATED=1
 	fi
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >&2 ||
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2 ||
 		die "apt-get install ${missing[*]} failed"
 }
 
