@@ -17,19 +17,19 @@ need_pkgs() {
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
 	if [ "$(id -u)" -ne 0 ]; then
-		die "missing packages; run: sudo apt-get install -y ${missing[*]}"
+		die "missing packages; run: sudo apt-get install -y --no-install-recommends ${missing[*]}"
 	fi
 	log "installing ${missing[*]}"
 	if [ -z "${KRWQ_APT_UPDATED:-}" ]; then
 		apt-get update -q >&2 || die "apt-get update failed"
 		export KRWQ_APT_UPDATED=1
 	fi
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >&2 ||
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2 ||
 		die "apt-get install ${missing[*]} failed"
 }
 
 KERNEL_BUILD_PKGS="linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev dwarves xz-utils python3 kmod cpio"
-VM_PKGS="qemu-system-x86 busybox-static cpio kmod rdma-core ibverbs-utils ibverbs-providers libibverbs-dev perftest iproute2 gzip"
+VM_PKGS="qemu-system-x86 busybox-static cpio kmod rdma-core ibverbs-utils ibverbs-providers libibverbs-dev rdmacm-utils libgcc-s1 perftest iproute2 gzip"
 
 # kernel_dir [VARIANT]: the cache folder of the test kernel for the current
 # source version and config fragment(s).  Prints the path; builds nothing.
