@@ -1076,7 +1076,7 @@ static void vt_fast_reg_refused(struct kunit *t)
 	vt_free_qp(v, c);
 	vt_free_qp(v, d);
 
-	/* re-registration: the earlier variant is stale */
+	/* a registered region is not registered again: LOCAL_INV first */
 	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
 	KUNIT_ASSERT_EQ(t, vt_reg(d, mr, IB_ACCESS_REMOTE_WRITE |
 				  IB_ACCESS_LOCAL_WRITE, 2), 0);
@@ -1085,6 +1085,20 @@ static void vt_fast_reg_refused(struct kunit *t)
 	old = mr->rkey;
 	KUNIT_ASSERT_EQ(t, vt_reg(d, mr, IB_ACCESS_REMOTE_WRITE |
 				  IB_ACCESS_LOCAL_WRITE, 3), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_LOC_PROT_ERR);
+	mr->rkey = old;
+	mr->lkey = old;
+	vt_free_qp(v, c);
+	vt_free_qp(v, d);
+
+	/* invalidated and registered again: the earlier variant is stale */
+	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
+	KUNIT_ASSERT_EQ(t, vt_local_inv(d, old, 4), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_ASSERT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_ASSERT_EQ(t, vt_reg(d, mr, IB_ACCESS_REMOTE_WRITE |
+				  IB_ACCESS_LOCAL_WRITE, 5), 0);
 	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
 	KUNIT_ASSERT_EQ(t, wc.status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_NE(t, old, mr->rkey);
@@ -1766,6 +1780,60 @@ static void vt_ud_too_long_dropped(struct kunit *t)
 }
 
 /*
+ * On an SRQ a WQE too small for a datagram is not left at the head, where
+ * it would stall every QP of the SRQ: it completes with LOC_LEN_ERR, the
+ * QP stays in RTS, and the next datagram takes the next WQE.
+ */
+static void vt_ud_too_long_srq(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	struct rdma_ah_attr ah_attr = { .type = RDMA_AH_ATTR_TYPE_IB };
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->abuf, .length = 100,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_ud_wr wr = {
+		.wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1,
+			.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED },
+		.remote_qkey = 0x11111111,
+	};
+	const struct ib_send_wr *bad;
+	struct ib_qp *u1, *u2;
+	struct ib_ah *ah;
+	struct ib_wc wc;
+
+	rdma_ah_set_dlid(&ah_attr, VT_LID);
+	rdma_ah_set_port_num(&ah_attr, 1);
+	u1 = vt_new_qp(v, IB_QPT_UD, false);
+	u2 = vt_new_qp(v, IB_QPT_UD, true);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(u1) || IS_ERR(u2));
+	KUNIT_ASSERT_EQ(t, vt_connect(u1, 0, 0), 0);
+	KUNIT_ASSERT_EQ(t, vt_connect(u2, 0, 0), 0);
+	ah = rdma_create_ah(v->pd, &ah_attr, 0);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(ah));
+	wr.ah = ah;
+	wr.remote_qpn = u2->qp_num;
+	KUNIT_EXPECT_EQ(t, vt_post_srq(v, v->srq, 40, v->pd->local_dma_lkey), 0);
+	KUNIT_EXPECT_EQ(t, ib_post_send(u1, &wr.wr, &bad), 0);
+	KUNIT_EXPECT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 40ull);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_LOC_LEN_ERR);
+	KUNIT_EXPECT_EQ(t, vt_state_settled(u2), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(t, vt_post_srq(v, v->srq, 41, v->pd->local_dma_lkey), 0);
+	sge.length = 16;
+	KUNIT_EXPECT_EQ(t, ib_post_send(u1, &wr.wr, &bad), 0);
+	KUNIT_EXPECT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 41ull);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, wc.byte_len, 56u);
+	rdma_destroy_ah(ah, 0);
+	vt_free_qp(v, u1);
+	vt_free_qp(v, u2);
+}
+
+/*
  * UC has no acknowledgments: a message the responder cannot take (a bad
  * rkey, a receive too small) is dropped there, the QP stays in RTS, the
  * receive WQE stays for the next message that fits.
@@ -1841,6 +1909,7 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_uflush_budget_shared),
 	KUNIT_CASE(vt_ud_too_long_dropped),
 	KUNIT_CASE(vt_uc_drops),
+	KUNIT_CASE(vt_ud_too_long_srq),
 	{}
 };
 

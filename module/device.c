@@ -6,6 +6,7 @@
  */
 #include <linux/module.h>
 #include <linux/netdevice.h>
+#include <linux/wait_bit.h>
 #include <net/addrconf.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_verbs.h>
@@ -277,6 +278,23 @@ static const struct ib_device_ops krwq_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, krwq_ucontext, ibuc),
 };
 
+/*
+ * Devices whose dealloc_driver has yet to finish: module exit waits for
+ * none to be left, since `rdma link delete` or a vanished netdev may be
+ * tearing one down in another thread when the last one leaves the fabric.
+ */
+static atomic_t krwq_dev_count = ATOMIC_INIT(0);
+
+/**
+ * krwq_dev_wait_all_released() - wait until every device's release ran.
+ *
+ * Context: module exit, after every device was unregistered.
+ */
+void krwq_dev_wait_all_released(void)
+{
+	wait_var_event(&krwq_dev_count, !atomic_read(&krwq_dev_count));
+}
+
 /* What krwq_dev_alloc() set up, undone: the device is unregistered. */
 static void krwq_dev_release(struct krwq_dev *dev)
 {
@@ -287,6 +305,8 @@ static void krwq_dev_release(struct krwq_dev *dev)
 	xa_destroy(&dev->qps);
 	xa_destroy(&dev->mrs);
 	free_percpu(dev->stats);
+	if (atomic_dec_and_test(&krwq_dev_count))
+		wake_up_var(&krwq_dev_count);
 }
 
 /*
@@ -341,6 +361,8 @@ static struct krwq_dev *krwq_dev_alloc(struct net_device *ndev)
 				  BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |
 				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ib_set_device_ops(ibdev, &krwq_dev_ops);
+	/* from here on ib_dealloc_device() runs krwq_dealloc_driver() */
+	atomic_inc(&krwq_dev_count);
 	ibdev->ops.uverbs_abi_ver = krwq_abi;
 	ibdev->local_dma_lkey = KRWQ_LOCAL_DMA_LKEY;
 	return dev;

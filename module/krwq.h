@@ -166,7 +166,7 @@ struct krwq_dev {
 	u16 lid;		/* 0 on a netdev-bound device */
 	struct net_device *ndev;	/* NULL in InfiniBand mode */
 	u32 fabric_id;
-	bool port_was_active;		/* as last told (netdev.c) */
+	bool port_was_active;		/* as last told; under RTNL (netdev.c) */
 	__be64 node_guid;
 	struct xarray qps;	/* qpn -> struct krwq_qp, lookups under RCU */
 	struct xarray mrs;	/* key index -> struct krwq_mr, under RCU */
@@ -394,6 +394,7 @@ static inline bool krwq_qp_is_ud(struct krwq_qp *qp)
 int krwq_dev_add(unsigned int index, struct krwq_dev **out);
 int krwq_dev_add_netdev(const char *name, struct net_device *ndev);
 void krwq_dev_remove(struct krwq_dev *dev);
+void krwq_dev_wait_all_released(void);
 void krwq_dev_gid(struct krwq_dev *dev, union ib_gid *gid);
 bool krwq_port_active(struct krwq_dev *dev);
 u32 krwq_port_mtu_bytes(struct krwq_dev *dev);
@@ -436,7 +437,8 @@ struct ib_mr *krwq_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 int krwq_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
 int krwq_mr_fast_reg(struct krwq_mr *mr, struct ib_pd *pd, u32 key, int access);
-int krwq_mr_invalidate(struct krwq_dev *dev, struct ib_pd *pd, u32 key);
+int krwq_mr_invalidate(struct krwq_dev *dev, struct ib_pd *pd, u32 key,
+		       struct krwq_mr **held, u32 nheld);
 int krwq_mr_atomic(struct krwq_mr *mr, u64 addr, bool cmp_swap, u64 cmp_add,
 		   u64 swap, u64 *orig);
 struct krwq_mr *krwq_mr_get(struct krwq_dev *dev, struct ib_pd *pd, u32 key,

@@ -68,6 +68,7 @@ static int __init krwq_init(void)
 
 err_devs:
 	krwq_remove_all();
+	krwq_dev_wait_all_released();
 	destroy_workqueue(krwq_wq);
 	return ret;
 }
@@ -76,6 +77,7 @@ static void __exit krwq_exit(void)
 {
 	krwq_netdev_exit();
 	krwq_remove_all();
+	krwq_dev_wait_all_released();
 	destroy_workqueue(krwq_wq);
 }
 

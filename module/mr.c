@@ -259,21 +259,22 @@ int krwq_mr_fast_reg(struct krwq_mr *mr, struct ib_pd *pd, u32 key, int access)
 {
 	u64 page_size = mr->ibmr.page_size, first;
 
-	if (mr->kind != KRWQ_MR_FAST || mr->ibmr.pd != pd ||
-	    key >> KRWQ_KEY_INDEX_SHIFT != mr->key >> KRWQ_KEY_INDEX_SHIFT ||
+	/* only a free region is registered, as on rxe: LOCAL_INV first */
+	if (mr->kind != KRWQ_MR_FAST || mr->ibmr.pd != pd || mr->valid ||
+	    key >> KRWQ_KEY_INDEX_SHIFT != mr->ibmr.lkey >> KRWQ_KEY_INDEX_SHIFT ||
 	    !is_power_of_2(page_size) || page_size < 512)
 		return -EINVAL;
 	first = mr->ibmr.iova & (page_size - 1);
 	if (mr->ibmr.length > (u64)mr->npages * page_size - first)
 		return -EINVAL;
 	/*
-	 * Invalid while it changes.  A consumer re-registers only a region
-	 * no work request uses, so no lookup races this; the barriers pair
-	 * with krwq_mr_get()'s smp_rmb(): whoever sees valid set after this
-	 * registration sees its fields.
+	 * No key matches while the fields change (index 0 is nobody's).
+	 * krwq_mr_get() checks the key and valid again after reading the
+	 * fields, so a lookup with an earlier variant that raced this
+	 * registration fails instead of reaching the new pages.
 	 */
-	WRITE_ONCE(mr->valid, false);
-	/* the fields below are written after valid is seen clear */
+	WRITE_ONCE(mr->key, mr->key & ((1U << KRWQ_KEY_INDEX_SHIFT) - 1));
+	/* the fields below are written after the key is seen invalid */
 	smp_wmb();
 	mr->access = access;
 	mr->iova = mr->ibmr.iova;
@@ -295,23 +296,39 @@ int krwq_mr_fast_reg(struct krwq_mr *mr, struct ib_pd *pd, u32 key, int access)
  * @dev: the device of the region.
  * @pd: the PD the region must belong to.
  * @key: its current key.
+ * @held: references to regions the caller itself holds (a send's own
+ *        buffers), or NULL.
+ * @nheld: how many.
  *
- * Invalidating an invalid region again succeeds and changes nothing.
+ * No copy through the region is still running when this returns: one
+ * that had found it finishes first (on other CPUs, under their own
+ * locks, none of which waits for the caller's).  So the invalidation's
+ * completion means what a consumer takes it to mean: the memory may be
+ * freed.  Invalidating an invalid region again succeeds and changes
+ * nothing.
  *
- * Context: any.
+ * Context: any; spins while another CPU copies through the region.
  * Return: 0, or -EINVAL when @key names no fast-registration region of
  * @pd (or a stale variant of one).
  */
-int krwq_mr_invalidate(struct krwq_dev *dev, struct ib_pd *pd, u32 key)
+int krwq_mr_invalidate(struct krwq_dev *dev, struct ib_pd *pd, u32 key,
+		       struct krwq_mr **held, u32 nheld)
 {
 	struct krwq_mr *mr;
 	int ret = -EINVAL;
+	u32 own = 1, i;	/* the registration's own reference */
 
 	rcu_read_lock();
 	mr = xa_load(&dev->mrs, key >> KRWQ_KEY_INDEX_SHIFT);
 	if (mr && mr->kind == KRWQ_MR_FAST && mr->ibmr.pd == pd &&
 	    READ_ONCE(mr->key) == key) {
 		WRITE_ONCE(mr->valid, false);
+		/* pairs with the smp_mb() in krwq_mr_get() */
+		smp_mb();
+		for (i = 0; i < nheld; i++)
+			own += held[i] == mr;
+		while (refcount_read(&mr->users) > own)
+			cpu_relax();
 		ret = 0;
 	}
 	rcu_read_unlock();
@@ -379,7 +396,17 @@ struct krwq_mr *krwq_mr_get(struct krwq_dev *dev, struct ib_pd *pd, u32 key,
 	rcu_read_unlock();
 	if (!mr)
 		return NULL;
-	smp_rmb();	/* a fast registration's fields after its key */
+	/*
+	 * The fields after the key and valid; and, with the smp_mb() of
+	 * krwq_mr_invalidate(), either it sees this reference or this sees
+	 * valid clear below.
+	 */
+	smp_mb();
+	if (mr->kind == KRWQ_MR_FAST &&
+	    (READ_ONCE(mr->key) != key || !READ_ONCE(mr->valid))) {
+		krwq_mr_put(mr);
+		return NULL;
+	}
 
 	/* [addr, addr + len) inside [iova, iova + length), without overflow */
 	if (mr->ibmr.pd != pd || (mr->access & access) != access ||

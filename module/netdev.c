@@ -60,8 +60,11 @@ static void krwq_port_changed(struct krwq_dev *dev)
 		.event = active ? IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR,
 	};
 
-	if (xchg(&dev->port_was_active, active) != active)
+	/* netdevice notifiers run one at a time, under RTNL */
+	if (dev->port_was_active != active) {
+		dev->port_was_active = active;
 		ib_dispatch_event(&ev);
+	}
 }
 
 static int krwq_netdev_event(struct notifier_block *nb, unsigned long event,

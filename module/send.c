@@ -151,10 +151,12 @@ static u8 *krwq_stage_user_inline(struct krwq_qp *qp,
 	const struct ib_send_wr *w;
 	u64 total = 0;
 	u8 *buf, *p;
+	u32 n;
 	int i;
 
 	*fault = NULL;
-	for (w = wr; w; w = w->next) {
+	/* no more WRs than the send queue can hold: the rest never fit */
+	for (w = wr, n = 0; w && n < qp->sq_slots; w = w->next, n++) {
 		if (!(w->send_flags & IB_SEND_INLINE) || w->num_sge < 0 ||
 		    w->num_sge > qp->max_send_sge)
 			continue;
@@ -162,10 +164,11 @@ static u8 *krwq_stage_user_inline(struct krwq_qp *qp,
 	}
 	if (!total)
 		return NULL;
-	buf = kvmalloc(total, GFP_KERNEL);
+	buf = kvmalloc(total, GFP_KERNEL_ACCOUNT);
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
-	for (w = wr, p = buf; w; w = w->next) {
+	for (w = wr, p = buf, n = 0; w && n < qp->sq_slots;
+	     w = w->next, n++) {
 		if (!(w->send_flags & IB_SEND_INLINE) || w->num_sge < 0 ||
 		    w->num_sge > qp->max_send_sge ||
 		    krwq_wr_bytes(w) > qp->max_inline)
@@ -230,8 +233,10 @@ static int krwq_sq_fill(struct krwq_qp *qp, const struct ib_send_wr *wr,
 	w->num_sge = wr->num_sge;
 	w->length = total;
 	if (inl && qp->ibqp.uobject) {
-		memcpy(w->sg_list, *staged, total);
-		*staged += total;
+		if (total) {
+			memcpy(w->sg_list, *staged, total);
+			*staged += total;
+		}
 	} else if (inl) {
 		u8 *p = (u8 *)w->sg_list;
 
@@ -453,6 +458,28 @@ static void krwq_dest_error(struct krwq_qp *dqp, u64 wr_id,
 	krwq_qp_fail(dqp);
 }
 
+/*
+ * UD and UC on an SRQ: a message too long for the WQE taken.  Leaving the
+ * WQE would stall every QP of the SRQ behind it, so it completes in error
+ * (LOC_LEN_ERR), counted as a drop; the QP itself stays as it is.
+ */
+static bool krwq_dest_fits(struct krwq_qp *sqp, struct krwq_qp *dqp,
+			   struct krwq_taken *t, u32 need)
+{
+	struct ib_wc wc = {
+		.wr_id = t->wr_id,
+		.status = IB_WC_LOC_LEN_ERR,
+		.opcode = IB_WC_RECV,
+		.qp = &dqp->ibqp,
+	};
+
+	if (krwq_sge_total(sqp->r_sge, t->num_sge) >= need)
+		return true;
+	krwq_count(dqp->dev, KRWQ_STAT_RX_DROPPED, 1);
+	krwq_cq_enter(krwq_recv_cq(dqp), &wc, false);
+	return false;
+}
+
 static void krwq_dest_complete(struct krwq_qp *dqp, struct ib_wc *wc,
 			       bool solicited)
 {
@@ -534,15 +561,19 @@ static void krwq_exec_send(struct krwq_qp *sqp, struct krwq_qp *dqp,
 	struct krwq_sge_cursor src;
 	struct krwq_taken t;
 	struct ib_wc wc = {};
+	bool uc;
 	int ret;
 
 	if (!krwq_src_get(sqp, w, 0)) {
 		o->status = IB_WC_LOC_PROT_ERR;
 		return;
 	}
-	/* UC drops a message too long for the receive and keeps the WQE */
-	ret = krwq_take(sqp, dqp, &t,
-			sqp->ibqp.qp_type == IB_QPT_UC ? w->length : 0);
+	/*
+	 * UC drops a message too long for the receive and keeps the WQE,
+	 * unless it is an SRQ's (krwq_dest_fits())
+	 */
+	uc = sqp->ibqp.qp_type == IB_QPT_UC;
+	ret = krwq_take(sqp, dqp, &t, uc && !dqp->srq ? w->length : 0);
 	if (ret == 0) {
 		/* UC drops the message; RC is told to come back later */
 		o->rnr = sqp->ibqp.qp_type == IB_QPT_RC;
@@ -555,12 +586,16 @@ static void krwq_exec_send(struct krwq_qp *sqp, struct krwq_qp *dqp,
 		o->status = IB_WC_REM_OP_ERR;
 		goto out;
 	}
+	if (uc && !krwq_dest_fits(sqp, dqp, &t, w->length))
+		goto out;
 	krwq_src_cursor(sqp, w, &src);
 	if (!krwq_fill_rwqe(sqp, dqp, &t, &src, w->length, NULL, 0, &o->status))
 		goto out;
 	/* remote invalidation: a fast-registration region of the receiver's */
 	if (w->opcode == IB_WR_SEND_WITH_INV) {
-		if (krwq_mr_invalidate(dqp->dev, dqp->ibqp.pd, w->rkey)) {
+		if (krwq_mr_invalidate(dqp->dev, dqp->ibqp.pd, w->rkey,
+				       w->send_flags & IB_SEND_INLINE ?
+				       NULL : sqp->s_mrs, w->num_sge)) {
 			krwq_dest_error(dqp, t.wr_id, IB_WC_LOC_PROT_ERR);
 			o->status = IB_WC_REM_INV_REQ_ERR;
 			goto out;
@@ -836,7 +871,7 @@ static void krwq_exec_ud(struct krwq_qp *sqp, struct krwq_swqe *w,
 	struct krwq_qp *dqp;
 	struct krwq_taken t;
 	struct ib_wc wc = {};
-	u32 qkey;
+	u32 qkey, need;
 	int ret;
 
 	/* a datagram to nowhere is dropped */
@@ -855,14 +890,20 @@ static void krwq_exec_ud(struct krwq_qp *sqp, struct krwq_swqe *w,
 		o->status = IB_WC_LOC_PROT_ERR;
 		goto out;
 	}
-	/* too long for the receive: dropped, the WQE kept, the QP in RTS */
-	ret = krwq_take(sqp, dqp, &t, w->length + KRWQ_UD_GRH_BYTES);
+	/*
+	 * too long for the receive: dropped, the WQE kept (or completed in
+	 * error on an SRQ), the QP in RTS
+	 */
+	need = w->length + KRWQ_UD_GRH_BYTES;
+	ret = krwq_take(sqp, dqp, &t, dqp->srq ? 0 : need);
 	if (ret <= 0) {
 		krwq_src_put(sqp, w);
 		if (ret == -EMSGSIZE)
 			goto out;
 		goto drop;
 	}
+	if (!krwq_dest_fits(sqp, dqp, &t, need))
+		goto out_mrs;
 	if (has_grh)
 		krwq_make_net_hdr(w, &hdr);
 	krwq_src_cursor(sqp, w, &src);
@@ -913,7 +954,8 @@ static void krwq_exec_local(struct krwq_qp *qp, struct krwq_swqe *w,
 		ret = krwq_mr_fast_reg(w->reg.mr, qp->ibqp.pd, w->reg.key,
 				       w->reg.access);
 	else
-		ret = krwq_mr_invalidate(qp->dev, qp->ibqp.pd, w->rkey);
+		ret = krwq_mr_invalidate(qp->dev, qp->ibqp.pd, w->rkey,
+					 NULL, 0);
 	if (ret)
 		o->status = IB_WC_LOC_PROT_ERR;
 }
