@@ -7,8 +7,10 @@ KRWQ_CACHE=${KRWQ_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/krwq}
 die() { echo "krwq: $*" >&2; exit 1; }
 log() { echo "krwq: $*" >&2; }
 
-# need_pkgs PKG...: install missing Debian packages when root, else
-# print the exact apt-get line and fail.
+# need_pkgs PKG...: install missing Debian packages when root (without
+# their recommends: the VM image takes files from them, and a recommend
+# would only drag more into the host), else print the exact apt-get line
+# and fail.
 need_pkgs() {
 	local missing=() p
 	for p in "$@"; do
@@ -17,19 +19,19 @@ need_pkgs() {
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
 	if [ "$(id -u)" -ne 0 ]; then
-		die "missing packages; run: sudo apt-get install -y ${missing[*]}"
+		die "missing packages; run: sudo apt-get install -y --no-install-recommends ${missing[*]}"
 	fi
 	log "installing ${missing[*]}"
 	if [ -z "${KRWQ_APT_UPDATED:-}" ]; then
 		apt-get update -q >&2 || die "apt-get update failed"
 		export KRWQ_APT_UPDATED=1
 	fi
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >&2 ||
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2 ||
 		die "apt-get install ${missing[*]} failed"
 }
 
 KERNEL_BUILD_PKGS="linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev dwarves xz-utils python3 kmod cpio"
-VM_PKGS="qemu-system-x86 busybox-static cpio kmod rdma-core ibverbs-utils ibverbs-providers libibverbs-dev perftest iproute2 gzip"
+VM_PKGS="qemu-system-x86 busybox-static cpio kmod rdma-core ibverbs-utils ibverbs-providers libibverbs-dev perftest iproute2 gzip nvme-cli fio"
 
 # kernel_dir [VARIANT]: the cache folder of the test kernel for the current
 # source version and config fragment(s).  Prints the path; builds nothing.
