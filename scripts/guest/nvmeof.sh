@@ -259,10 +259,15 @@ fio_pattern() {
 }
 
 # fio_ok STATUS WHAT: fio exited 0, its job reports err= 0, WHAT (READ or
-# WRITE) moved SIZE_MIB, and no verify complaint
+# WRITE) moved SIZE_MIB (fio prints 3 digits: io=32.0MiB, io=256MiB) in
+# as many 128 KiB I/Os, and no verify complaint
 fio_ok() {
+	blocks=$((size_mib * 8))
+	issued="total=0,$blocks,"
+	[ "$2" = READ ] && issued="total=$blocks,"
 	[ "$1" = 0 ] && grep -q 'err= 0:' "$log" &&
-		grep -q "^ *$2: .*io=${size_mib}MiB " "$log" &&
+		grep -Eq "^ *$2: .*io=${size_mib}(\.0)?MiB " "$log" &&
+		grep -q "issued rwts: $issued" "$log" &&
 		! grep -Eqi 'verify.*(bad|fail)' "$log"
 }
 
