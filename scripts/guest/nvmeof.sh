@@ -227,10 +227,11 @@ connect() {
 	report $? "controller $ctrl: live, transport rdma, traddr=$addr,trsvcid=4420" \
 		"$( [ -z "$ctrl" ] || head "$c/transport" "$c/address" "$c/state" 2>&1)"
 	[ -n "$ctrl" ] || return 1
-	wait_for 30 ns_of "$nqn"
+	wait_for 90 ns_of "$nqn"
 	ns=$(ns_of "$nqn")
 	[ -n "$ns" ] && [ "$(cat "/sys/block/$ns/size")" = $((nullb_gb * 2097152)) ]
-	report $? "namespace /dev/$ns: $nullb_gb GiB, as null_blk"
+	report $? "namespace /dev/$ns: $nullb_gb GiB, as null_blk" \
+		"$(ls "$c" /sys/block 2>&1; dmesg | tail -n 8)"
 	[ -n "$ns" ]
 }
 
@@ -360,11 +361,13 @@ teardown() {
 			--offset=$((nullb_gb * 512))M --size=$((nullb_gb * 512))M \
 			--time_based --runtime=500 > "$bglog" 2>&1 &
 		bg=$!
+		# fio takes seconds to start under TCG: wait for its first writes
 		w0=$(awk '{ print $5 }' "/sys/block/$ns/stat")
-		sleep 5
+		wait_for 60 sh -c "[ \$(awk '{ print \$5 }' /sys/block/$ns/stat) -gt $w0 ]"
+		sleep 3
 		w1=$(awk '{ print $5 }' "/sys/block/$ns/stat")
 		kill -0 $bg 2> /dev/null && [ "$w1" -gt "$w0" ]
-		report $? "fio is writing to /dev/$ns ($((w1 - w0)) writes in 5 s)" "$(cat "$bglog")"
+		report $? "fio is writing to /dev/$ns ($((w1 - w0)) writes done)" "$(cat "$bglog")"
 		t0=$(now)
 		check "rdma link delete $name under I/O" 120 rdma link delete "$name"
 		echo "# the delete took $(($(now) - t0)) s"
