@@ -7,8 +7,10 @@ KRWQ_CACHE=${KRWQ_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/krwq}
 die() { echo "krwq: $*" >&2; exit 1; }
 log() { echo "krwq: $*" >&2; }
 
-# need_pkgs PKG...: install missing Debian packages when root, else
-# print the exact apt-get line and fail.
+# need_pkgs PKG...: install missing Debian packages when root (without
+# their recommends: the VM image takes files from them, and a recommend
+# would only drag more into the host), else print the exact apt-get line
+# and fail.
 need_pkgs() {
 	local missing=() p
 	for p in "$@"; do
@@ -29,7 +31,7 @@ need_pkgs() {
 }
 
 KERNEL_BUILD_PKGS="linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev dwarves xz-utils python3 kmod cpio"
-VM_PKGS="qemu-system-x86 busybox-static cpio kmod rdma-core ibverbs-utils ibverbs-providers libibverbs-dev rdmacm-utils libgcc-s1 perftest iproute2 gzip"
+VM_PKGS="qemu-system-x86 busybox-static cpio kmod rdma-core ibverbs-utils ibverbs-providers libibverbs-dev rdmacm-utils libgcc-s1 perftest iproute2 gzip nvme-cli fio"
 
 # kernel_dir [VARIANT]: the cache folder of the test kernel for the current
 # source version and config fragment(s).  Prints the path; builds nothing.

@@ -17,6 +17,8 @@
 # 2001:db8:(n+1)::1/64; the VM runner checks the kernel log afterwards.
 # shellcheck source=scripts/guest/tap.sh
 . /krwq/lib/tap.sh
+# user space's rdma_cm: a module on distribution kernels (built in here)
+modprobe rdma_ucm 2> /dev/null
 log=/tmp/cm.log
 port=18700
 # shellcheck disable=SC2034 # read by tap.sh

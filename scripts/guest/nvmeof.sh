@@ -1,0 +1,442 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs inside the test VM: NVMe over Fabrics on RDMA in loopback over each
+# device given, the kernel's target (nvmet-rdma, configfs, a memory-backed
+# null_blk namespace) and its host (nvme-rdma, through nvme-cli) on the
+# same RDMA device.  One TAP line per check, then "N passed, N failed".
+#
+#   nvmeof.sh [--teardown] DEVICE...
+#
+# DEVICE is TYPE:NAME (krwq:krwqe0, rxe:rxe0, siw:siw0) or a bare rxeN or
+# siwN, optionally followed by @MIB, the size written for that device.  Each gets its own dummy netdev and a documentation address
+# (192.0.2.1, 198.51.100.1, 203.0.113.1, in that order), then
+#  - without --teardown: twice, with nvmet-rdma's use_srq=0 and =1: load
+#    the modules, set up the target, `nvme connect`, check the controller
+#    and namespace, write SIZE_MIB of a crc32c-verifiable pattern with
+#    direct I/O, drop the caches, verify it in a separate read pass,
+#    `nvme disconnect`, tear the target down, unload the modules;
+#  - with --teardown: write the pattern, start more writes elsewhere on
+#    the namespace, delete the RDMA device under them (`rdma link
+#    delete`), check that the controller goes and the I/O fails within
+#    bounds, add the device again, reconnect and verify the pattern.
+#    nvme-rdma deletes its controllers on a device that goes away (its
+#    ib_client's remove), so there are no reconnect attempts to wait
+#    out; --ctrl-loss-tmo=10 --reconnect-delay=2 bound the case where the
+#    controller would only lose its connection.  nvmet-rdma's listener
+#    goes with the device too: the port is linked to the subsystem again
+#    to listen on the new one.
+# Every command runs under timeout.  Environment: SIZE_MIB (default 256).
+# shellcheck disable=SC1091 # put there by scripts/vm
+. /krwq/lib/tap.sh
+log=/tmp/nvmeof.log
+bglog=/tmp/nvmeof-bg.log
+cfs=/sys/kernel/config
+hostnqn=nqn.2026-12.org.example.krwq:host
+size_mib=${SIZE_MIB:-256}
+# null_blk's size parameter is in GiB: 1 GiB, allocated as written
+nullb_gb=1
+# fio's own bound: 256 MiB over rxe under TCG and KASAN took 640-750 s
+# on a loaded host
+fio_tmo=1500
+# shellcheck disable=SC2034 # tap.sh's: the seconds each check was done at
+tap_t0=$(cut -d. -f1 /proc/uptime)
+
+# a failure shows the command's output, the kernel's last words and what
+# nvme-cli sees
+tap_detail() {
+	[ -f "$log" ] && tail -n 20 "$log"
+	echo "--- dmesg (last 15 lines)"
+	dmesg | tail -n 15
+	echo "--- nvme list"
+	timeout 20 nvme list 2>&1 | tail -n 8
+}
+
+now() { cut -d. -f1 /proc/uptime; }
+
+# check NAME SECONDS COMMAND...: COMMAND under timeout, output in $log
+check() {
+	ck_name=$1 ck_secs=$2
+	shift 2
+	timeout "$ck_secs" "$@" > "$log" 2>&1
+	report $? "$ck_name"
+}
+
+# wait_for SECONDS COMMAND...: until COMMAND succeeds, at most SECONDS
+wait_for() {
+	wf_t=$(($1 * 10))
+	shift
+	while ! "$@" > /dev/null 2>&1; do
+		wf_t=$((wf_t - 1))
+		[ $wf_t -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+loaded() { grep -q "^$1 " /proc/modules; }
+
+# --- the RDMA device
+
+# device_up TYPE NAME NETDEV ADDR: NETDEV (dummy) with ADDR, NAME on it
+device_up() {
+	ip link add "$3" type dummy && ip link set "$3" up &&
+		ip addr add "$4/24" dev "$3" > "$log" 2>&1
+	report $? "$3 up with $4/24"
+	case $1 in
+	rxe)
+		# Debian's rdma_rxe asks the crypto API for crc32, a module there
+		timeout 60 modprobe crc32_generic 2> /dev/null
+		check "modprobe rdma_rxe" 60 modprobe rdma_rxe ;;
+	siw) check "modprobe siw" 60 modprobe siw ;;
+	krwq) loaded krwq; report $? "krwq.ko is loaded" "" ;;
+	esac
+	link_add "$@"
+}
+
+# link_add TYPE NAME NETDEV: `rdma link add`, and the port ACTIVE on NETDEV
+link_add() {
+	timeout 60 rdma link add "$2" type "$1" netdev "$3" > "$log" 2>&1 &&
+		wait_for 20 sh -c "rdma link show $2/1 | grep -q 'state ACTIVE.*netdev $3'"
+	report $? "rdma link add $2 type $1 netdev $3: port ACTIVE"
+}
+
+# device_down NAME NETDEV
+device_down() {
+	if [ -e "/sys/class/infiniband/$1" ]; then
+		check "rdma link delete $1" 120 rdma link delete "$1"
+	fi
+	timeout 30 ip link del "$2"
+}
+
+# --- the modules
+
+# modules_up SRQ: null_blk, the target (use_srq=SRQ) and the host
+modules_up() {
+	timeout 60 modprobe null_blk nr_devices=1 gb=$nullb_gb memory_backed=1 > "$log" 2>&1 &&
+		wait_for 10 test -b /dev/nullb0 &&
+		[ "$(cat /sys/block/nullb0/size)" = $((nullb_gb * 2097152)) ]
+	report $? "null_blk: /dev/nullb0, memory-backed, $nullb_gb GiB"
+	{
+		timeout 60 modprobe configfs &&
+			timeout 60 modprobe nvmet &&
+			timeout 60 modprobe nvmet-rdma use_srq="$1" &&
+			timeout 60 modprobe nvme-rdma
+	} > "$log" 2>&1 &&
+		{ grep -q " $cfs configfs " /proc/mounts ||
+			timeout 30 mount -t configfs configfs $cfs >> "$log" 2>&1; } &&
+		[ -d $cfs/nvmet ]
+	report $? "modprobe nvmet, nvmet-rdma use_srq=$1, nvme-rdma; configfs mounted"
+	want=N
+	[ "$1" = 1 ] && want=Y
+	[ "$(cat /sys/module/nvmet_rdma/parameters/use_srq 2> /dev/null)" = $want ]
+	report $? "nvmet-rdma's use_srq is $want" \
+		"use_srq: $(cat /sys/module/nvmet_rdma/parameters/use_srq 2>&1)"
+}
+
+# modules_down: unload them all; each must go
+modules_down() {
+	timeout 120 modprobe -r nvme-rdma nvmet-rdma nvmet null_blk > "$log" 2>&1
+	rc=$?
+	left=
+	for m in nvme_rdma nvme_fabrics nvmet_rdma nvmet null_blk; do
+		! loaded $m || left="$left $m"
+	done
+	[ $rc = 0 ] && [ -z "$left" ]
+	report $? "modprobe -r nvme-rdma nvmet-rdma nvmet null_blk" \
+		"modprobe -r: status $rc; still loaded:$left; $(cat "$log")"
+}
+
+# --- the target
+
+# target_up NQN ADDR: subsystem NQN, namespace 1 on /dev/nullb0, port 1 on
+# ADDR:4420 over RDMA, the subsystem linked into the port (which makes
+# nvmet-rdma listen; the link fails when it cannot)
+target_up() {
+	s=$cfs/nvmet/subsystems/$1 p=$cfs/nvmet/ports/1
+	{
+		mkdir "$s" && echo 1 > "$s/attr_allow_any_host" &&
+			mkdir "$s/namespaces/1" &&
+			echo /dev/nullb0 > "$s/namespaces/1/device_path" &&
+			echo 1 > "$s/namespaces/1/enable"
+	} > "$log" 2>&1
+	report $? "target: subsystem $1, namespace 1 on /dev/nullb0 enabled"
+	{
+		mkdir "$p" && echo rdma > "$p/addr_trtype" &&
+			echo ipv4 > "$p/addr_adrfam" && echo "$2" > "$p/addr_traddr" &&
+			echo 4420 > "$p/addr_trsvcid" && port_link "$1"
+	} > "$log" 2>&1
+	report $? "target: port 1 rdma $2:4420, subsystem linked in (listening)"
+}
+
+port_link() {
+	ln -s "$cfs/nvmet/subsystems/$1" "$cfs/nvmet/ports/1/subsystems/$1"
+}
+
+port_unlink() {
+	rm "$cfs/nvmet/ports/1/subsystems/$1"
+}
+
+# target_down NQN: unlink, remove the port, disable and remove the
+# namespace, remove the subsystem; nothing of it may be left
+target_down() {
+	s=$cfs/nvmet/subsystems/$1 p=$cfs/nvmet/ports/1
+	{
+		{ [ ! -e "$p/subsystems/$1" ] || port_unlink "$1"; } &&
+			rmdir "$p" && echo 0 > "$s/namespaces/1/enable" &&
+			rmdir "$s/namespaces/1" && rmdir "$s" &&
+			[ -z "$(ls $cfs/nvmet/ports)" ] && [ -z "$(ls $cfs/nvmet/subsystems)" ]
+	} > "$log" 2>&1
+	report $? "target torn down in configfs"
+}
+
+# --- the host
+
+# ctrl_of NQN: the host's controller (nvmeN) connected to NQN
+ctrl_of() {
+	for nc in /sys/class/nvme/nvme*; do
+		[ "$(cat "$nc/subsysnqn" 2> /dev/null)" = "$1" ] && echo "${nc##*/}" && return 0
+	done
+	return 1
+}
+
+# ns_of NQN: the namespace block device of NQN that has a /dev node (with
+# native multipath the per-path nvmeNcMnK disks are hidden and have none)
+ns_of() {
+	for nb in /sys/block/nvme*; do
+		nb_dev=${nb##*/}
+		[ "$(cat "$nb/device/subsysnqn" 2> /dev/null)" = "$1" ] && [ -b "/dev/$nb_dev" ] &&
+			echo "$nb_dev" && return 0
+	done
+	return 1
+}
+
+# connect NQN ADDR [nvme connect option...]: connect, and check the
+# controller (live, rdma, ADDR:4420) and its namespace; sets ctrl and ns
+connect() {
+	nqn=$1 addr=$2
+	shift 2
+	ctrl='' ns=''
+	check "nvme connect -t rdma -a $addr -s 4420 -n $nqn $*" 120 \
+		nvme connect -t rdma -a "$addr" -s 4420 -n "$nqn" --hostnqn="$hostnqn" "$@"
+	wait_for 30 ctrl_of "$nqn"
+	ctrl=$(ctrl_of "$nqn")
+	c=/sys/class/nvme/$ctrl
+	[ -n "$ctrl" ] && [ "$(cat "$c/transport")" = rdma ] &&
+		grep -q "traddr=$addr,trsvcid=4420" "$c/address" &&
+		[ "$(cat "$c/state")" = live ]
+	report $? "controller $ctrl: live, transport rdma, traddr=$addr,trsvcid=4420" \
+		"$( [ -z "$ctrl" ] || head "$c/transport" "$c/address" "$c/state" 2>&1)"
+	[ -n "$ctrl" ] || return 1
+	wait_for 90 ns_of "$nqn"
+	ns=$(ns_of "$nqn")
+	[ -n "$ns" ] && [ "$(cat "/sys/block/$ns/size")" = $((nullb_gb * 2097152)) ]
+	report $? "namespace /dev/$ns: $nullb_gb GiB, as null_blk" \
+		"$(ls "$c" /sys/block 2>&1; dmesg | tail -n 8)"
+	[ -n "$ns" ]
+}
+
+# disconnect NQN: `nvme disconnect`; the controller and namespace go
+disconnect() {
+	timeout 60 nvme disconnect -n "$1" > "$log" 2>&1 &&
+		grep -q 'disconnected 1 controller' "$log" &&
+		wait_for 30 sh -c "! ls /sys/class/nvme/$ctrl && [ ! -b /dev/$ns ]"
+	report $? "nvme disconnect -n $1: $ctrl and /dev/$ns gone"
+}
+
+# --- I/O
+
+# fio_pattern DEV [fio option...]: SIZE_MIB in 128 KiB blocks from
+# offset 0 with a crc32c verify header in each; with --do_verify=0 it
+# lays the pattern down, with --verify_only=1 it reads it back and checks
+# it (the same job, so the same offsets and seed).  A shallow queue: rxe
+# under TCG and KASAN answers in softirq, and 16 deep it starved a vCPU
+# into soft lockups
+fio_pattern() {
+	dev=$1
+	shift
+	timeout $fio_tmo fio --name=krwq-nvmeof --filename="/dev/$dev" \
+		--ioengine=libaio --direct=1 --rw=write --bs=128k --iodepth=4 \
+		--size="${size_mib}M" --verify=crc32c "$@" > "$log" 2>&1
+}
+
+# fio_ok STATUS WHAT: fio exited 0, its job reports err= 0, WHAT (READ or
+# WRITE) moved SIZE_MIB (fio prints 3 digits: io=32.0MiB, io=256MiB) in
+# as many 128 KiB I/Os, and no verify complaint
+fio_ok() {
+	blocks=$((size_mib * 8))
+	issued="total=0,$blocks,"
+	[ "$2" = READ ] && issued="total=$blocks,"
+	[ "$1" = 0 ] && grep -q 'err= 0:' "$log" &&
+		grep -Eq "^ *$2: .*io=${size_mib}(\.0)?MiB " "$log" &&
+		grep -q "issued rwts: $issued" "$log" &&
+		! grep -Eqi 'verify.*(bad|fail)' "$log"
+}
+
+write_and_verify() {
+	t0=$(now)
+	fio_pattern "$1" --do_verify=0
+	fio_ok $? WRITE
+	report $? "fio: $size_mib MiB written to /dev/$1, direct, crc32c pattern ($(($(now) - t0)) s)"
+	check "drop the page cache" 30 sh -c 'sync && echo 3 > /proc/sys/vm/drop_caches'
+	verify_pattern "$1"
+	# the check of the check: a range never written must fail to verify
+	timeout 300 fio --name=krwq-nvmeof --filename="/dev/$1" --ioengine=libaio \
+		--direct=1 --rw=write --bs=128k --offset=$((nullb_gb * 1024 - 8))M \
+		--size=1M --verify=crc32c --verify_only=1 > "$log" 2>&1
+	rc=$?
+	[ $rc != 0 ] && [ $rc != 124 ] && grep -q 'verify: bad magic header' "$log"
+	report $? "fio's verify rejects a range never written (status $rc)"
+}
+
+verify_pattern() {
+	t0=$(now)
+	fio_pattern "$1" --verify_only=1
+	fio_ok $? READ
+	report $? "fio: $size_mib MiB read back from /dev/$1 and verified, no verify errors ($(($(now) - t0)) s)"
+}
+
+# --- what runs on the device
+
+# cm_qps DEV: the number of DEV's connected kernel QPs made through
+# rdma_cm (the RDMA core names rdma_cm, not its caller, as their owner)
+cm_qps() {
+	timeout 30 rdma resource show qp link "$1/1" | grep 'type RC state RTS' |
+		grep -c 'comm \[rdma_cm\]'
+}
+
+# srqs_of DEV: the number of nvmet-rdma's SRQs on DEV
+srqs_of() {
+	timeout 30 rdma resource show srq dev "$1" | grep -c 'comm \[nvmet_rdma\]'
+}
+
+# one_pass NAME ADDR SRQ: one run of the plain sequence with use_srq=SRQ
+one_pass() {
+	name=$1 addr=$2 srq=$3
+	nqn=nqn.2026-12.org.example.krwq:$name-srq$srq
+	echo "# $name, use_srq=$srq"
+	modules_up "$srq"
+	target_up "$nqn" "$addr"
+	if connect "$nqn" "$addr"; then
+		# admin queue and at least one I/O queue, each a host and a target QP
+		nq=$(cm_qps "$name")
+		[ "$nq" -ge 4 ]
+		report $? "rdma resource: $name carries $nq connected RC QPs of rdma_cm" \
+			"$(rdma resource show qp link "$name/1" 2>&1)"
+		nsrq=$(srqs_of "$name")
+		if [ "$srq" = 1 ]; then
+			[ "$nsrq" -ge 1 ] && ! dmesg | grep -q 'SRQ requested but not supported'
+			report $? "rdma resource: nvmet-rdma receives on $nsrq SRQ(s) of $name" \
+				"$(rdma resource show srq dev "$name" 2>&1; dmesg | grep -i srq | tail -n 3)"
+		else
+			[ "$nsrq" = 0 ]
+			report $? "rdma resource: no SRQ of nvmet-rdma on $name with use_srq=0" \
+				"$(rdma resource show srq dev "$name" 2>&1)"
+		fi
+		[ -z "$ns" ] || write_and_verify "$ns"
+		disconnect "$nqn"
+	fi
+	# a failed connect may leave a controller behind
+	if ctrl_of "$nqn" > /dev/null; then timeout 60 nvme disconnect -n "$nqn" > /dev/null 2>&1; fi
+	target_down "$nqn"
+	modules_down
+}
+
+# teardown NAME TYPE NETDEV ADDR: the RDMA device goes under I/O
+teardown() {
+	name=$1 type=$2 netdev=$3 addr=$4
+	nqn=nqn.2026-12.org.example.krwq:$name-teardown
+	# the host gives up on a lost controller after 10 s, retrying each 2 s
+	tmo=10
+	echo "# $name, the device deleted under I/O"
+	modules_up 0
+	target_up "$nqn" "$addr"
+	if connect "$nqn" "$addr" --ctrl-loss-tmo=$tmo --reconnect-delay=2; then
+		t0=$(now)
+		fio_pattern "$ns" --do_verify=0
+		fio_ok $? WRITE
+		report $? "fio: $size_mib MiB pattern written to /dev/$ns ($(($(now) - t0)) s)"
+		# random writes to the upper half, which the pattern does not cover
+		timeout 600 fio --name=krwq-nvmeof-bg --filename="/dev/$ns" \
+			--ioengine=libaio --direct=1 --rw=randwrite --bs=4k --iodepth=16 \
+			--offset=$((nullb_gb * 512))M --size=$((nullb_gb * 512))M \
+			--time_based --runtime=500 > "$bglog" 2>&1 &
+		bg=$!
+		# fio takes seconds to start under TCG: wait for its first writes
+		w0=$(awk '{ print $5 }' "/sys/block/$ns/stat")
+		wait_for 60 sh -c "[ \$(awk '{ print \$5 }' /sys/block/$ns/stat) -gt $w0 ]"
+		sleep 3
+		w1=$(awk '{ print $5 }' "/sys/block/$ns/stat")
+		kill -0 $bg 2> /dev/null && [ "$w1" -gt "$w0" ]
+		report $? "fio is writing to /dev/$ns ($((w1 - w0)) writes done)" "$(cat "$bglog")"
+		t0=$(now)
+		check "rdma link delete $name under I/O" 120 rdma link delete "$name"
+		echo "# the delete took $(($(now) - t0)) s"
+		wait_for $((tmo + 30)) sh -c "! ls /sys/class/nvme/$ctrl"
+		report $? "the host's controller $ctrl is gone within $((tmo + 30)) s ($(($(now) - t0)) s)"
+		wait_for 60 sh -c "! kill -0 $bg"
+		report $? "fio stops within 60 s of the delete" "$(tail -n 5 "$bglog")"
+		kill $bg 2> /dev/null
+		wait $bg
+		rc=$?
+		[ $rc != 0 ] && [ $rc != 124 ] && [ $rc != 137 ] &&
+			grep -Eq 'err= *[1-9]|Input/output error|No such device' "$bglog"
+		report $? "fio's I/O failed with an I/O error, status $rc" "$(tail -n 20 "$bglog")"
+		[ ! -b "/dev/$ns" ]
+		report $? "/dev/$ns is gone"
+		timeout 20 nvme list > "$log" 2>&1
+		report $? "nvme list still answers"
+
+		link_add "$type" "$name" "$netdev"
+		# the listener went with the device: unlink and link again
+		{ port_unlink "$nqn" && port_link "$nqn"; } > "$log" 2>&1
+		report $? "target port 1 listens again on $addr"
+		if connect "$nqn" "$addr"; then
+			verify_pattern "$ns"
+			disconnect "$nqn"
+		fi
+	fi
+	if ctrl_of "$nqn" > /dev/null; then timeout 60 nvme disconnect -n "$nqn" > /dev/null 2>&1; fi
+	target_down "$nqn"
+	modules_down
+}
+
+mode=plain
+if [ "${1:-}" = --teardown ]; then
+	mode=teardown
+	shift
+fi
+if [ $# -lt 1 ] || [ $# -gt 3 ]; then
+	echo "usage: nvmeof.sh [--teardown] DEVICE... (TYPE:NAME, rxeN or siwN; 1 to 3)" >&2
+	exit 2
+fi
+i=0
+for spec in "$@"; do
+	i=$((i + 1))
+	# DEVICE@MIB: this device's size (the sanity peer's may be smaller)
+	size_mib=${SIZE_MIB:-256}
+	case $spec in
+	*@*) size_mib=${spec##*@} spec=${spec%@*} ;;
+	esac
+	case $spec in
+	*:*) type=${spec%%:*} name=${spec#*:} ;;
+	rxe*) type=rxe name=$spec ;;
+	siw*) type=siw name=$spec ;;
+	*) echo "nvmeof.sh: $spec: want TYPE:NAME, rxeN or siwN" >&2; exit 2 ;;
+	esac
+	case $i in
+	1) addr=192.0.2.1 ;;
+	2) addr=198.51.100.1 ;;
+	3) addr=203.0.113.1 ;;
+	esac
+	netdev=nvmeof$i
+	echo "# $name ($type) on $netdev, $addr"
+	device_up "$type" "$name" "$netdev" "$addr"
+	if [ $mode = plain ]; then
+		one_pass "$name" "$addr" 0
+		one_pass "$name" "$addr" 1
+	else
+		teardown "$name" "$type" "$netdev" "$addr"
+	fi
+	device_down "$name" "$netdev"
+done
+tap_summary
