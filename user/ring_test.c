@@ -518,9 +518,11 @@ int main(int argc, char **argv)
 	const char *setup_error, *name = NULL;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "d:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:g:t:")) != -1) {
 		if (opt == 'd')
 			name = optarg;
+		else if (opt == 'g')	/* GID index, on an Ethernet port */
+			env.gid_index = atoi(optarg);
 		else if (opt == 't')
 			hostile_seconds = (unsigned int)atoi(optarg);
 		else

@@ -6,7 +6,8 @@
 # netdev.  One TAP line per check, then "N passed, N failed".
 #  - krwq0 <-> krwq1 by LID: rdma-core's RC and UD pingpongs;
 #  - krwqe1 <-> krwqe2, two netdev-bound devices on two dummy netdevs, by
-#    GID: pingpongs, perftest, and krwq_verbs_test on krwqe1 (GRH path);
+#    GID: pingpongs, perftest, krwq_verbs_test and krwq_ring_test on
+#    krwqe1 (GRH path);
 #  - the port follows its netdev: GIDs from its addresses, MTU, state;
 #  - `rdma link add/delete`, deleting the netdev, `rdma resource show`.
 log=/tmp/fabric.log
@@ -130,6 +131,10 @@ pair "krwqe1 <-> krwqe2 ib_read_bw by GID" \
 krwq_verbs_test -d krwqe1 -g "$g1" > $log 2>&1
 grep -Eq '^[0-9]+ passed, 0 failed$' $log
 report $? "krwq_verbs_test on krwqe1 (GID $g1): $(tail -n 1 $log)"
+
+krwq_ring_test -d krwqe1 -g "$g1" > $log 2>&1
+grep -Eq '^[0-9]+ passed, 0 failed$' $log
+report $? "krwq_ring_test on krwqe1 (GID $g1): $(tail -n 1 $log)"
 
 # --- the port follows dummy1
 ip link set dummy1 mtu 9000
