@@ -328,6 +328,8 @@ Status ReceiveQueue::resize(void *storage, u32 max_wr, const u32 *new_limit, voi
 	if (new_user)
 		store_release(&new_user->head, n);
 	publish_tail(0);
+	if (q_.state == KRWQ_RQ_RESET)
+		refuse_user_posts();
 	k.count = n;
 	return Status::kOk;
 }

@@ -500,6 +500,7 @@ void Harness::op_set_state()
 	}
 
 	flush_log.clear();
+	const krwq_rq_state from = state_;
 	krwq_rq_set_state(&rq_, to, with_sink ? &sink : nullptr);
 	state_ = to;
 	EXPECT(krwq_rq_get_state(&rq_) == to);
@@ -517,12 +518,22 @@ void Harness::op_set_state()
 	case KRWQ_RQ_RESET:
 		EXPECT(ktail() == 0);
 		EXPECT((user_ ? uhead() : kwq_->head) == 0);
+		// published full: the provider refuses posts in RESET
 		if (user_)
-			EXPECT(rq_.wq->tail == 0);
+			EXPECT(rq_.wq->tail == next(0));
 		EXPECT(krwq_rq_count(&rq_) == 0);
 		resync_from_ring();
 		break;
 	default:
+		if (from == KRWQ_RQ_RESET) {
+			// leaving RESET empties the ring, whatever was written
+			EXPECT(ktail() == 0);
+			EXPECT((user_ ? uhead() : kwq_->head) == 0);
+			if (user_)
+				EXPECT(rq_.wq->tail == 0);
+			resync_from_ring();
+			break;
+		}
 		EXPECT(ktail() == tail);
 		EXPECT((user_ ? uhead() : kwq_->head) == head);
 		break;
@@ -601,7 +612,7 @@ void Harness::op_resize()
 	EXPECT(ktail() == 0);
 	EXPECT((user_ ? uhead() : kwq_->head) == held.size());
 	if (user_)
-		EXPECT(rq_.wq->tail == 0);
+		EXPECT(rq_.wq->tail == (state_ == KRWQ_RQ_RESET ? next(uhead()) : 0u));
 	EXPECT(krwq_rq_limit(&rq_) == limit);
 	// The entries moved in order, whole.
 	for (size_t i = 0; i < held.size(); i++) {
