@@ -529,8 +529,8 @@ static void qp_create_checks(void)
 		qp_try(IBV_QPT_UC, 1u << 31, 1u << 31, 1u << 31, 1u << 31, 0, cq),
 		ERRS(EINVAL), NULL);
 	begin();
-	verdict("create_qp with max_inline_data 64 (the device has none)",
-		qp_try(IBV_QPT_RC, 4, 4, 1, 1, 64, cq), ERRS(EINVAL), NULL);
+	verdict("create_qp with max_inline_data 513 (the device has 512)",
+		qp_try(IBV_QPT_RC, 4, 4, 1, 1, 513, cq), ERRS(EINVAL), NULL);
 	begin();
 	verdict("create_qp of type RAW_PACKET",
 		qp_try(IBV_QPT_RAW_PACKET, 4, 4, 1, 1, 0, cq),
@@ -801,14 +801,14 @@ static void post_checks(void)
 	verdict("post_send with opcode 99", post_one(&p, &wr), ERRS(EINVAL),
 		nothing_sent(&p));
 	SEND(wr.opcode = IBV_WR_ATOMIC_CMP_AND_SWP; wr.wr.atomic.rkey = p.buf[1].mr->rkey;
-	     wr.wr.atomic.remote_addr = (uintptr_t)p.buf[1].p);
+	     wr.wr.atomic.remote_addr = (uintptr_t)p.buf[1].p; wr.num_sge = 2);
 	begin();
-	verdict("post_send of an atomic (the device has none)",
+	verdict("post_send of an atomic with two result SGEs (one of 8 bytes wanted)",
+		post_one(&p, &wr), ERRS(EINVAL), nothing_sent(&p));
+	SEND(wr.opcode = IBV_WR_LOCAL_INV; wr.invalidate_rkey = p.buf[0].mr->rkey);
+	begin();
+	verdict("post_send LOCAL_INV (fast registration is the kernel's)",
 		post_one(&p, &wr), ERRS(EINVAL, EOPNOTSUPP), nothing_sent(&p));
-	SEND(wr.opcode = IBV_WR_SEND_WITH_INV);
-	begin();
-	verdict("post_send SEND_WITH_INV", post_one(&p, &wr),
-		ERRS(EINVAL, EOPNOTSUPP), nothing_sent(&p));
 	SEND(wr.send_flags |= IBV_SEND_INLINE);
 	begin();
 	verdict("post_send with IBV_SEND_INLINE (max_inline_data 0)",
