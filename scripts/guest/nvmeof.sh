@@ -141,7 +141,10 @@ modules_down() {
 	for m in nvme_rdma nvme_fabrics nvmet_rdma nvmet null_blk; do
 		! loaded $m || left="$left $m"
 	done
-	[ $rc = 0 ] && [ -z "$left" ]
+	# modprobe's status also covers the dependencies it tries to drop
+	# after them (on Debian's kernel it is 1 with all five gone): what
+	# counts is that the modules are gone
+	[ -z "$left" ]
 	report $? "modprobe -r nvme-rdma nvmet-rdma nvmet null_blk" \
 		"modprobe -r: status $rc; still loaded:$left; $(cat "$log")"
 }
