@@ -5,7 +5,7 @@
  * Each event marks one step of a receive work request's life or of a
  * loopback message: a batch posted, one taken by an arriving message,
  * one flushed, the SRQ limit firing, one send WQE executed against its
- * destination, one completion entered into a CQ.  README.md shows how to
+ * destination, one completion entered into a CQ.  docs/architecture.md shows how to
  * record them; scripts/guest/trace.sh checks them in the test VM.
  *
  * QP numbers are ib_qp.qp_num; CQ and SRQ numbers are the restrack ids
