@@ -8,10 +8,12 @@
  */
 #include <kunit/test.h>
 #include <linux/delay.h>
+#include <linux/hrtimer.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <rdma/ib_verbs.h>
 
 #include "../module/krwq.h"
@@ -31,6 +33,7 @@ struct vt {
 	struct ib_qp *extra[VT_EXTRA_QPS];	/* see vt_new_qp() */
 	struct ib_srq *srq;
 	u8 *abuf, *bbuf;
+	u8 *big_src, *big_dst;	/* vt_big_bufs(); vt_exit() frees them */
 	atomic_t events[IB_EVENT_GID_CHANGE + 1];
 	atomic_t comp_calls;
 };
@@ -243,6 +246,8 @@ static void vt_exit(struct kunit *t)
 	if (!IS_ERR_OR_NULL(v->pd))
 		ib_dealloc_pd(v->pd);
 	ib_device_put(v->dev);
+	vfree(v->big_src);
+	vfree(v->big_dst);
 }
 
 /* Polls @n completions from @cq within two seconds. */
@@ -1874,6 +1879,247 @@ static void vt_uc_drops(struct kunit *t)
 	vt_free_qp(v, d);
 }
 
+/*
+ * Two buffers of @len bytes for one long message, the source filled with
+ * 0x5a and the destination zeroed; vt_exit() frees them.
+ */
+static bool vt_big_bufs(struct vt *v, u32 len)
+{
+	v->big_src = vmalloc(len);
+	v->big_dst = vzalloc(len);
+	if (!v->big_src || !v->big_dst)
+		return false;
+	memset(v->big_src, 0x5a, len);
+	return true;
+}
+
+/*
+ * What an hrtimer on the copying CPU saw of the destination buffer: the
+ * first byte written (the copy had begun) and the last (it had ended).
+ */
+struct vt_probe {
+	struct hrtimer timer;
+	const u8 *dst;
+	u32 len;
+	bool fired, begun, ended;
+};
+
+static enum hrtimer_restart vt_probe_fn(struct hrtimer *h)
+{
+	struct vt_probe *p = container_of(h, struct vt_probe, timer);
+
+	p->begun = READ_ONCE(p->dst[0]) != 0;
+	p->ended = READ_ONCE(p->dst[p->len - 1]) != 0;
+	WRITE_ONCE(p->fired, true);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * One message of @len bytes from @src to @dst, by RDMA WRITE or by SEND,
+ * with an hrtimer armed on this CPU to expire @delay_us after the post
+ * begins.  Return: true if the timer's interrupt was taken while the copy
+ * was part done.
+ */
+static bool vt_copy_interrupted(struct vt *v, enum ib_wr_opcode op,
+				u8 *src, u8 *dst, u32 len, u32 delay_us)
+{
+	struct ib_sge sge = {
+		.addr = (uintptr_t)src, .length = len,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1, .opcode = op,
+			.send_flags = IB_SEND_SIGNALED },
+		.remote_addr = (uintptr_t)dst,
+		.rkey = v->pd->unsafe_global_rkey,
+	};
+	struct ib_sge rsge = {
+		.addr = (uintptr_t)dst, .length = len,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr rwr = { .wr_id = 2, .sg_list = &rsge, .num_sge = 1 };
+	const struct ib_recv_wr *rbad;
+	const struct ib_send_wr *bad;
+	struct vt_probe p = { .dst = dst, .len = len };
+	struct ib_wc wc;
+	int ret;
+
+	memset(dst, 0, len);
+	if (op == IB_WR_SEND &&
+	    ib_post_recv(v->b, &rwr, &rbad))
+		return false;
+	hrtimer_init(&p.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED);
+	p.timer.function = vt_probe_fn;
+	preempt_disable();	/* the timer and the copy on one CPU */
+	hrtimer_start(&p.timer, ns_to_ktime((u64)delay_us * NSEC_PER_USEC),
+		      HRTIMER_MODE_REL_PINNED);
+	ret = ib_post_send(v->a, &wr.wr, &bad);
+	preempt_enable();
+	hrtimer_cancel(&p.timer);
+	if (ret || vt_poll(v->scq, &wc, 1) != 1 || wc.status != IB_WC_SUCCESS)
+		return false;
+	if (op == IB_WR_SEND &&
+	    (vt_poll(v->rcq, &wc, 1) != 1 || wc.status != IB_WC_SUCCESS))
+		return false;
+	if (dst[0] != src[0] || dst[len - 1] != src[len - 1])
+		return false;
+	return p.fired && p.begun && !p.ended;
+}
+
+/*
+ * Interrupts are not held off for a whole message: a 16 MiB RDMA WRITE
+ * or SEND lets an interrupt in between bounded pieces of its copy
+ * (issue 13 item 7).  Such a copy takes milliseconds (tens of them under
+ * TCG), so a timer set to expire a little into the post fires part way
+ * through, unless the copy runs with interrupts off from start to end.  A
+ * timer that fires before the copy begins or after it ends proves
+ * nothing, so each opcode gets tries from 50 us to 10 ms.
+ */
+static void vt_big_copy_takes_interrupts(struct kunit *t)
+{
+	static const enum ib_wr_opcode ops[] = { IB_WR_RDMA_WRITE, IB_WR_SEND };
+	static const u32 delays_us[] = { 50, 200, 1000, 4000, 10000 };
+	const u32 len = KRWQ_MAX_MSG_SIZE;
+	struct vt *v = t->priv;
+	u8 *src, *dst;
+	int i, try;
+
+	if (!vt_big_bufs(v, len))
+		kunit_skip(t, "no memory for two %u-byte buffers", len);
+	src = v->big_src;
+	dst = v->big_dst;
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		bool seen = false;
+
+		for (try = 0; try < ARRAY_SIZE(delays_us) && !seen; try++)
+			seen = vt_copy_interrupted(v, ops[i], src, dst, len,
+						   delays_us[try]);
+		KUNIT_EXPECT_TRUE_MSG(t, seen, "opcode %d: no interrupt mid-copy",
+				      ops[i]);
+	}
+}
+
+struct vt_big_send {
+	struct vt *v;
+	const u8 *src;
+	u32 len;
+	int ret;
+	struct completion done;
+};
+
+static int vt_big_send_fn(void *arg)
+{
+	struct vt_big_send *b = arg;
+
+	b->ret = vt_send(b->v, b->v->a, 7, (u8 *)b->src, b->len);
+	complete(&b->done);
+	return 0;
+}
+
+/*
+ * A move to ERR that arrives while a long receive is being copied (the
+ * sender letting interrupts in between pieces) leaves the receive flush
+ * to the end of that copy: the receive completes first, whole, and a
+ * drain's marker WR after it.  Flushing at once would complete the marker
+ * while data was still landing.
+ */
+static void vt_drain_waits_for_long_copy(struct kunit *t)
+{
+	const u32 len = KRWQ_MAX_MSG_SIZE;
+	struct vt *v = t->priv;
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct vt_big_send b = { .v = v, .len = len };
+	struct task_struct *task;
+	unsigned long end;
+	struct ib_wc wc[2];
+	bool begun = false;
+	u8 *src, *dst;
+
+	if (!vt_big_bufs(v, len))
+		kunit_skip(t, "no memory for two %u-byte buffers", len);
+	src = v->big_src;
+	dst = v->big_dst;
+	memset(dst, 0, len);
+	b.src = src;
+	init_completion(&b.done);
+	KUNIT_ASSERT_EQ(t, vt_post_recv(v, v->b, 1, dst, len), 0);
+	task = kthread_run(vt_big_send_fn, &b, "vt_big_send");
+	KUNIT_ASSERT_FALSE(t, IS_ERR(task));
+	/* into ERR once the copy has begun, while it still runs */
+	end = jiffies + 2 * HZ;
+	while (!begun && time_before(jiffies, end)) {
+		begun = READ_ONCE(dst[0]) != 0;
+		usleep_range(20, 50);
+	}
+	KUNIT_EXPECT_TRUE(t, begun);
+	KUNIT_EXPECT_EQ(t, ib_modify_qp(v->b, &attr, IB_QP_STATE), 0);
+	KUNIT_EXPECT_EQ(t, vt_post_recv(v, v->b, 2, v->bbuf, 64), 0);
+	wait_for_completion(&b.done);
+	KUNIT_EXPECT_EQ(t, b.ret, 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, wc, 2), 2);
+	KUNIT_EXPECT_EQ(t, wc[0].wr_id, 1ull);
+	KUNIT_EXPECT_EQ(t, wc[0].status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, wc[0].byte_len, len);
+	KUNIT_EXPECT_EQ(t, dst[len - 1], 0x5a);
+	KUNIT_EXPECT_EQ(t, wc[1].wr_id, 2ull);
+	KUNIT_EXPECT_EQ(t, wc[1].status, IB_WC_WR_FLUSH_ERR);
+}
+
+/*
+ * A RESET of the destination while a long receive is being copied
+ * abandons that delivery: the WQE goes with the others RESET discards,
+ * nothing completes for it, and the RC sender, never answered, sends the
+ * message again once the destination is connected and has a receive.
+ */
+static void vt_reset_during_long_copy(struct kunit *t)
+{
+	const u32 len = KRWQ_MAX_MSG_SIZE;
+	struct vt *v = t->priv;
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
+	struct vt_big_send b = { .v = v, .len = len };
+	struct task_struct *task;
+	unsigned long end;
+	struct ib_wc wc;
+	bool begun = false;
+	u8 *src, *dst;
+
+	if (!vt_big_bufs(v, len))
+		kunit_skip(t, "no memory for two %u-byte buffers", len);
+	src = v->big_src;
+	dst = v->big_dst;
+	memset(dst, 0, len);
+	b.src = src;
+	init_completion(&b.done);
+	KUNIT_ASSERT_EQ(t, vt_post_recv(v, v->b, 1, dst, len), 0);
+	task = kthread_run(vt_big_send_fn, &b, "vt_big_send");
+	KUNIT_ASSERT_FALSE(t, IS_ERR(task));
+	end = jiffies + 2 * HZ;
+	while (!begun && time_before(jiffies, end)) {
+		begun = READ_ONCE(dst[0]) != 0;
+		usleep_range(20, 50);
+	}
+	KUNIT_EXPECT_TRUE(t, begun);
+	KUNIT_EXPECT_EQ(t, ib_modify_qp(v->b, &attr, IB_QP_STATE), 0);
+	wait_for_completion(&b.done);
+	KUNIT_EXPECT_EQ(t, b.ret, 0);
+	if (READ_ONCE(dst[len - 1]))
+		kunit_skip(t, "the copy ended before the RESET");
+	/* connected again, with a new receive: the retry delivers it all */
+	memset(dst, 0, len);
+	KUNIT_ASSERT_EQ(t, vt_connect(v->b, v->a->qp_num, 7), 0);
+	KUNIT_ASSERT_EQ(t, vt_post_recv(v, v->b, 3, dst, len), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 3ull);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, wc.byte_len, len);
+	KUNIT_EXPECT_EQ(t, dst[0], 0x5a);
+	KUNIT_EXPECT_EQ(t, dst[len - 1], 0x5a);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 7ull);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->rcq, 1, &wc), 0);
+}
+
 static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_send_recv),
 	KUNIT_CASE(vt_post_with_irqs_off),
@@ -1910,6 +2156,9 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_ud_too_long_dropped),
 	KUNIT_CASE(vt_uc_drops),
 	KUNIT_CASE(vt_ud_too_long_srq),
+	KUNIT_CASE(vt_big_copy_takes_interrupts),
+	KUNIT_CASE(vt_drain_waits_for_long_copy),
+	KUNIT_CASE(vt_reset_during_long_copy),
 	{}
 };
 
