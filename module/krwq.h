@@ -23,6 +23,14 @@
  * error) is handed to its err_work.  Completion handlers and asynchronous
  * event handlers run from work items, never under a krwq lock.
  *
+ * A long copy does not keep interrupts off throughout: every 16 KiB the
+ * sender drops both locks for a moment and takes them again, in the same
+ * order (send.c, "letting interrupts in").  What the locks would have
+ * kept meanwhile is kept by state instead: the sender's sq_running (a
+ * RESET of the sender waits for it), the destination's r_busy (its move
+ * to ERR leaves the receive flush to the delivery, so nothing lands after
+ * a drain) and r_gen (a RESET of the destination abandons the delivery).
+ *
  * Two sleeping locks sit outside all of these: an SRQ's resize_mutex is
  * taken before its ring locks, and a mapped ring's entry mutex (mmap.c)
  * is taken only under the mm's mmap_lock, around no other krwq lock.
@@ -56,7 +64,7 @@
 #define KRWQ_MAX_MR_SIZE	SZ_4G
 #define KRWQ_MAX_PD		4096
 #define KRWQ_MAX_AH		4096
-/* bounds the time one copy runs with a QP's s_lock held, interrupts off */
+/* bounds the time one post spends delivering one message */
 #define KRWQ_MAX_MSG_SIZE	(16U << 20)
 #define KRWQ_MAX_RD_ATOM	16
 #define KRWQ_MAX_INLINE		512	/* rxe's: 32 SGEs' worth */
@@ -127,6 +135,7 @@ struct krwq_stats {
 };
 
 struct krwq_dev;
+struct krwq_run;
 
 enum krwq_mr_kind { KRWQ_MR_DMA, KRWQ_MR_USER, KRWQ_MR_FAST };
 
@@ -300,6 +309,14 @@ struct krwq_qp {
 	u8 rnr_tries;		/* RNR NAKs seen by the WQE at sq_tail */
 	u8 ack_tries;		/* ACK timeouts seen by the WQE at sq_tail */
 	bool sq_waiting;	/* sq_timer will resume the send queue */
+	/*
+	 * A run of the send queue (send.c) owns the WQE at sq_tail and the
+	 * scratch below, also while it has dropped s_lock to let interrupts
+	 * in; a RESET waits until it is over.  Under s_lock.
+	 */
+	bool sq_running;
+	u8 sq_run_waiters;	/* modify_qp/destroy_qp waiting for its end */
+	struct krwq_run *run;	/* that run's state, while sq_running */
 	atomic_t comm_est_sent;
 
 	/*
@@ -323,6 +340,15 @@ struct krwq_qp {
 	struct work_struct send_work;	/* retries, long send queues */
 	struct work_struct err_work;	/* to ERR on a responder error */
 	bool err_pending;		/* err_work is due; under r_lock */
+	/*
+	 * Deliveries into this QP part done while their sender let
+	 * interrupts in (send.c); a move to ERR leaves the receive flush to
+	 * the last of them, and a RESET bumps r_gen so that they are
+	 * abandoned.  All three under r_lock.
+	 */
+	u32 r_busy;
+	u32 r_gen;
+	bool r_flush_deferred;
 	unsigned long events;		/* bits of pending ib_event_type */
 	struct work_struct event_work;	/* delivers them */
 	struct delayed_work uflush_work; /* ERR + mapped ring: flush new posts */
@@ -497,6 +523,7 @@ int krwq_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 struct krwq_qp *krwq_qp_get(struct krwq_dev *dev, u32 qpn);
 void krwq_qp_put(struct krwq_qp *qp);
 void krwq_qp_error_locked(struct krwq_qp *qp);
+void krwq_qp_recv_flush_locked(struct krwq_qp *qp);
 void krwq_qp_event(struct krwq_qp *qp, enum ib_event_type type);
 void krwq_qp_fail(struct krwq_qp *qp);
 void krwq_srq_limit_event(struct krwq_srq *srq);
@@ -511,7 +538,6 @@ int krwq_post_counted(struct krwq_dev *dev, struct krwq_rq *rq,
 int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr);
 void krwq_sq_flush_locked(struct krwq_qp *qp);
-void krwq_sq_progress_locked(struct krwq_qp *qp);
 void krwq_send_work(struct work_struct *work);
 void krwq_sq_timer(struct timer_list *t);
 

@@ -158,7 +158,8 @@ static void krwq_qp_uflush_work(struct work_struct *work)
 
 	spin_lock_irqsave(&qp->r_lock, flags);
 	if (qp->state == IB_QPS_ERR) {
-		if (grant)
+		/* the flush waits for a delivery part done (r_busy) */
+		if (grant && !qp->r_busy)
 			n = krwq_rq_flush(&qp->rq, grant, &sink);
 		/* found nothing: look less often; else (or out of budget) soon */
 		if (grant && !n)
@@ -175,6 +176,25 @@ static void krwq_qp_uflush_work(struct work_struct *work)
 }
 
 /**
+ * krwq_qp_recv_flush_locked() - the receive side of a move to ERR: flush
+ * the receive queue in posting order, or, on an SRQ, report the last WQE.
+ * @qp: the QP, in ERR; the caller holds qp->r_lock.
+ *
+ * Called by krwq_qp_error_locked(), or by the last delivery that was part
+ * done when the QP went to ERR (send.c).
+ */
+void krwq_qp_recv_flush_locked(struct krwq_qp *qp)
+{
+	struct krwq_sink sink = { .flushed = krwq_rq_flushed, .ctx = qp };
+
+	lockdep_assert_held(&qp->r_lock);
+	if (qp->srq)
+		krwq_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	else
+		krwq_rq_set_state(&qp->rq, KRWQ_RQ_FLUSH, &sink);
+}
+
+/**
  * krwq_qp_error_locked() - move a QP to ERR: flush its send queue, then
  * its receive queue in posting order (or report the last WQE for a QP on
  * an SRQ).
@@ -182,8 +202,6 @@ static void krwq_qp_uflush_work(struct work_struct *work)
  */
 void krwq_qp_error_locked(struct krwq_qp *qp)
 {
-	struct krwq_sink sink = { .flushed = krwq_rq_flushed, .ctx = qp };
-
 	lockdep_assert_held(&qp->s_lock);
 	if (qp->state == IB_QPS_ERR)
 		return;
@@ -191,10 +209,11 @@ void krwq_qp_error_locked(struct krwq_qp *qp)
 	/* a receive being delivered finishes first: r_lock */
 	spin_lock(&qp->r_lock);
 	WRITE_ONCE(qp->state, IB_QPS_ERR);
-	if (qp->srq)
-		krwq_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	/* one part done, with interrupts let in, completes before the flush */
+	if (qp->r_busy)
+		qp->r_flush_deferred = true;
 	else
-		krwq_rq_set_state(&qp->rq, KRWQ_RQ_FLUSH, &sink);
+		krwq_qp_recv_flush_locked(qp);
 	if (qp->rq_mmap) {
 		qp->uflush_ms = KRWQ_UFLUSH_MS;
 		queue_delayed_work(system_unbound_wq, &qp->uflush_work,
@@ -225,14 +244,19 @@ static void krwq_qp_set_state_locked(struct krwq_qp *qp,
 		rs = KRWQ_RQ_POST_ONLY;
 	}
 	spin_lock(&qp->r_lock);
-	if (state == IB_QPS_RESET)
+	if (state == IB_QPS_RESET) {
 		qp->err_pending = false;	/* an old responder error is moot */
+		/* deliveries part done are abandoned, their WQEs with the rest */
+		qp->r_gen++;
+		qp->r_flush_deferred = false;
+	}
 	if (!qp->srq)
 		krwq_rq_set_state(&qp->rq, rs, NULL);
 	WRITE_ONCE(qp->state, state);
 	spin_unlock(&qp->r_lock);
-	if (state == IB_QPS_RTS)
-		krwq_sq_progress_locked(qp);	/* e.g. WRs posted in SQD */
+	/* e.g. WRs posted in SQD: run from send_work, which may let irqs in */
+	if (state == IB_QPS_RTS && qp->sq_tail != qp->sq_head)
+		queue_work(krwq_wq, &qp->send_work);
 }
 
 static int krwq_check_caps(struct ib_qp_init_attr *init)
@@ -492,6 +516,25 @@ static void krwq_apply_attr(struct krwq_qp *qp, struct ib_qp_attr *a, int mask,
 		q->dest_qp_num = a->dest_qp_num;
 }
 
+/*
+ * Takes qp->s_lock once no run of the send queue is under way: a RESET
+ * must not pull the send queue from under a run that let interrupts in
+ * (send.c).  A run lasts at most one budget of WQEs; this may sleep.
+ */
+static void krwq_qp_lock_idle(struct krwq_qp *qp, unsigned long *flags)
+	__acquires(&qp->s_lock)
+{
+	might_sleep();
+	spin_lock_irqsave(&qp->s_lock, *flags);
+	while (qp->sq_running) {
+		qp->sq_run_waiters++;	/* the run's end wakes us */
+		spin_unlock_irqrestore(&qp->s_lock, *flags);
+		wait_var_event(&qp->sq_running, !READ_ONCE(qp->sq_running));
+		spin_lock_irqsave(&qp->s_lock, *flags);
+		qp->sq_run_waiters--;
+	}
+}
+
 /**
  * krwq_modify_qp() - ib_device_ops.modify_qp: attributes and the state
  * machine (ib_modify_qp_is_ok() decides which transitions and attribute
@@ -503,6 +546,8 @@ static void krwq_apply_attr(struct krwq_qp *qp, struct ib_qp_attr *a, int mask,
  *
  * Everything is checked before anything changes.
  *
+ * Context: process context when moving to RESET, which waits for a run of
+ * the send queue under way; any other change does not sleep.
  * Return: 0 or -EINVAL.
  */
 int krwq_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
@@ -519,7 +564,10 @@ int krwq_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	/* where the path leads, resolved before any lock is taken */
 	if ((mask & IB_QP_AV) && krwq_ah_attr_ok(qp->dev, &attr->ah_attr))
 		krwq_fabric_route(qp->dev, &attr->ah_attr, &route);
-	spin_lock_irqsave(&qp->s_lock, flags);
+	if ((mask & IB_QP_STATE) && attr->qp_state == IB_QPS_RESET)
+		krwq_qp_lock_idle(qp, &flags);
+	else
+		spin_lock_irqsave(&qp->s_lock, flags);
 	cur = mask & IB_QP_CUR_STATE ? attr->cur_qp_state : qp->state;
 	next = mask & IB_QP_STATE ? attr->qp_state : cur;
 	ret = -EINVAL;
@@ -603,7 +651,7 @@ int krwq_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	wait_for_completion(&qp->released);
 
 	/* stop the QP's own retries; RESET makes them find nothing to do */
-	spin_lock_irqsave(&qp->s_lock, flags);
+	krwq_qp_lock_idle(qp, &flags);
 	krwq_qp_set_state_locked(qp, IB_QPS_RESET);
 	spin_unlock_irqrestore(&qp->s_lock, flags);
 	del_timer_sync(&qp->sq_timer);

@@ -39,10 +39,33 @@ static const u32 krwq_rnr_usecs[32] = {
 
 /*
  * How much one run of the send queue may do before the rest is handed to
- * send_work: it bounds the time spent with s_lock held and interrupts off.
+ * send_work: it bounds the time a poster spends in post_send.
  */
 #define KRWQ_SQ_BUDGET_WRS	64
 #define KRWQ_SQ_BUDGET_BYTES	SZ_1M
+
+/*
+ * A run lets interrupts in (drops its locks and takes them again) each
+ * time it has copied KRWQ_IRQOFF_BYTES since it last did, in the middle
+ * of a message if need be, so no interrupts-off section of a run copies
+ * more than that.  Each WQE is charged KRWQ_WQE_COST on top of its
+ * payload, for its take, look-ups and completions.
+ */
+#define KRWQ_IRQOFF_BYTES	SZ_16K
+#define KRWQ_WQE_COST		SZ_1K
+
+/*
+ * One run of a send queue (krwq_sq_run()), reached from the QP as
+ * qp->run while it lasts.
+ * @flags: the interrupt state its caller saved when it took s_lock.
+ * @section: bytes copied or charged since interrupts were last let in.
+ * @busy_dqp: the destination whose r_busy this run raised, or NULL.
+ */
+struct krwq_run {
+	unsigned long *flags;
+	u32 section;
+	struct krwq_qp *busy_dqp;
+};
 
 /* What executing one send WQE came to. */
 struct krwq_outcome {
@@ -50,6 +73,7 @@ struct krwq_outcome {
 	bool rnr;			/* no receive WQE: retry later */
 	u8 min_rnr_timer;		/* the responder's, when rnr */
 	bool no_ack;			/* RC, nobody answered: retry later */
+	bool lost;			/* the destination was reset mid-copy */
 };
 
 static struct krwq_swqe *krwq_sq_entry(struct krwq_qp *qp, u32 idx)
@@ -303,12 +327,17 @@ static void krwq_complete_send(struct krwq_qp *qp, struct krwq_swqe *w,
 /**
  * krwq_sq_flush_locked() - complete every queued send WR as flushed.
  * @qp: the QP, in ERR; the caller holds qp->s_lock.
+ *
+ * While a run of the send queue is under way (it may be executing the WQE
+ * at sq_tail with interrupts let in), the flush is left to its end.
  */
 void krwq_sq_flush_locked(struct krwq_qp *qp)
 {
 	struct ib_wc wc = { .status = IB_WC_WR_FLUSH_ERR, .qp = &qp->ibqp };
 
 	lockdep_assert_held(&qp->s_lock);
+	if (qp->sq_running)
+		return;
 	qp->sq_waiting = false;
 	qp->rnr_tries = 0;
 	qp->ack_tries = 0;
@@ -407,6 +436,109 @@ static void krwq_src_cursor(struct krwq_qp *sqp, struct krwq_swqe *w,
 	};
 	sqp->s_mrs[0] = &sqp->dev->local_dma_mr;
 	krwq_cursor_init(c, &sqp->inline_sge, 1, sqp->s_mrs);
+}
+
+/* --- letting interrupts in ---------------------------------------------- */
+
+/*
+ * Drops the run's s_lock and takes it again, so that interrupts it holds
+ * off come in.  Meanwhile the run keeps the send queue (sq_running).
+ *
+ * Only hard interrupts come in.  Bottom halves stay disabled, and with
+ * them preemption, so that nothing else runs on this CPU meanwhile that
+ * could wait for what the run holds (an invalidation spins until the
+ * copies through its region end).  They are enabled again with the lock
+ * held, hence _local_bh_enable(): softirqs raised meanwhile run at the
+ * next opportunity, not here.  A caller that itself holds interrupts off
+ * gains nothing from this, and the lock stays held.
+ */
+static void krwq_run_let_irqs_in(struct krwq_qp *sqp)
+	__must_hold(&sqp->s_lock)
+{
+	struct krwq_run *run = sqp->run;
+
+	lockdep_assert_held(&sqp->s_lock);
+	run->section = 0;
+	if (irqs_disabled_flags(*run->flags))
+		return;
+	local_bh_disable();
+	spin_unlock_irqrestore(&sqp->s_lock, *run->flags);
+	spin_lock_irqsave(&sqp->s_lock, *run->flags);
+	_local_bh_enable();
+}
+
+/*
+ * krwq_run_let_irqs_in() in the middle of a delivery into @dqp: its
+ * r_lock is dropped too (first, and taken again last), and its receive
+ * flush waits meanwhile (r_busy, until krwq_run_dest_done()).
+ * Return: 0, or -ECANCELED if @dqp was reset meanwhile: the delivery is
+ * abandoned, its WQE gone with the rest.
+ */
+static int krwq_run_window(struct krwq_qp *sqp, struct krwq_qp *dqp)
+	__must_hold(&sqp->s_lock) __must_hold(&dqp->r_lock)
+{
+	struct krwq_run *run = sqp->run;
+	u32 gen = dqp->r_gen;
+
+	lockdep_assert_held(&dqp->r_lock);
+	if (!run->busy_dqp) {
+		run->busy_dqp = dqp;
+		dqp->r_busy++;
+	}
+	spin_unlock(&dqp->r_lock);
+	krwq_run_let_irqs_in(sqp);
+	spin_lock(&dqp->r_lock);
+	return dqp->r_gen != gen ? -ECANCELED : 0;
+}
+
+/*
+ * A delivery into @dqp ends (the caller holds dqp->r_lock): if the run let
+ * interrupts in during it and @dqp went to ERR meanwhile, the receive
+ * flush the move left to the last such delivery happens now.
+ */
+static void krwq_run_dest_done(struct krwq_qp *sqp, struct krwq_qp *dqp)
+{
+	struct krwq_run *run = sqp->run;
+
+	lockdep_assert_held(&dqp->r_lock);
+	if (run->busy_dqp != dqp)
+		return;
+	run->busy_dqp = NULL;
+	if (--dqp->r_busy || !dqp->r_flush_deferred)
+		return;
+	dqp->r_flush_deferred = false;
+	krwq_qp_recv_flush_locked(dqp);
+}
+
+/*
+ * krwq_copy() for a delivery into @dqp (whose r_lock the caller holds,
+ * with sqp's s_lock), in pieces that keep each interrupts-off section
+ * within KRWQ_IRQOFF_BYTES.  Return: 0; -EINVAL if a list ran out first;
+ * -ECANCELED if @dqp was reset while interrupts were let in.
+ */
+static int krwq_run_copy(struct krwq_qp *sqp, struct krwq_qp *dqp,
+			 struct krwq_sge_cursor *dst,
+			 struct krwq_sge_cursor *src, u32 len)
+{
+	struct krwq_run *run = sqp->run;
+
+	while (len) {
+		u32 n;
+		int ret;
+
+		if (run->section >= KRWQ_IRQOFF_BYTES) {
+			ret = krwq_run_window(sqp, dqp);
+			if (ret)
+				return ret;
+		}
+		n = min(len, KRWQ_IRQOFF_BYTES - run->section);
+		ret = krwq_copy(dst, src, n);
+		if (ret)
+			return ret;
+		run->section += n;
+		len -= n;
+	}
+	return 0;
 }
 
 /* --- the responder side ------------------------------------------------ */
@@ -518,16 +650,19 @@ static int krwq_take(struct krwq_qp *sqp, struct krwq_qp *dqp,
 /*
  * Puts @len bytes from @src into a receive WQE already taken into
  * sqp->r_sge, after @skip bytes (a UD GRH, written from @grh if given).
- * On failure the WQE completes in error and *status says what the sender
- * sees.  Return: true on success.
+ * On failure the WQE completes in error and o->status says what the
+ * sender sees, or, if @dqp was reset meanwhile, o->lost is set and the
+ * WQE is gone without a completion.  Return: true on success.
  */
 static bool krwq_fill_rwqe(struct krwq_qp *sqp, struct krwq_qp *dqp,
 			   struct krwq_taken *t, struct krwq_sge_cursor *src,
 			   u32 len, const void *grh, u32 skip,
-			   enum ib_wc_status *status)
+			   struct krwq_outcome *o)
 {
+	enum ib_wc_status *status = &o->status;
+	bool *lost = &o->lost;
 	struct krwq_sge_cursor dst;
-	bool ok;
+	int ret;
 
 	if (!krwq_get_mrs(dqp->dev, krwq_dest_pd(dqp), sqp->r_sge, t->num_sge,
 			  IB_ACCESS_LOCAL_WRITE, sqp->r_mrs)) {
@@ -542,15 +677,19 @@ static bool krwq_fill_rwqe(struct krwq_qp *sqp, struct krwq_qp *dqp,
 		return false;
 	}
 	krwq_cursor_init(&dst, sqp->r_sge, t->num_sge, sqp->r_mrs);
-	ok = !krwq_write(&dst, grh, skip) && !krwq_copy(&dst, src, len);
+	ret = krwq_write(&dst, grh, skip);
+	if (!ret)
+		ret = krwq_run_copy(sqp, dqp, &dst, src, len);
 	krwq_put_mrs(sqp->r_mrs, t->num_sge);
-	if (ok)
+	if (!ret)
 		krwq_count(dqp->dev, KRWQ_STAT_LOOPBACK_BYTES, len);
-	if (WARN_ON_ONCE(!ok)) {	/* lengths were checked above */
+	if (ret == -ECANCELED)
+		*lost = true;	/* reset meanwhile: no WQE, no completion */
+	else if (WARN_ON_ONCE(ret)) {	/* lengths were checked above */
 		krwq_dest_error(dqp, t->wr_id, IB_WC_LOC_LEN_ERR);
 		*status = IB_WC_REM_INV_REQ_ERR;
 	}
-	return ok;
+	return !ret;
 }
 
 /* --- RC and UC --------------------------------------------------------- */
@@ -589,7 +728,7 @@ static void krwq_exec_send(struct krwq_qp *sqp, struct krwq_qp *dqp,
 	if (uc && !krwq_dest_fits(sqp, dqp, &t, w->length))
 		goto out;
 	krwq_src_cursor(sqp, w, &src);
-	if (!krwq_fill_rwqe(sqp, dqp, &t, &src, w->length, NULL, 0, &o->status))
+	if (!krwq_fill_rwqe(sqp, dqp, &t, &src, w->length, NULL, 0, o))
 		goto out;
 	/* remote invalidation: a fast-registration region of the receiver's */
 	if (w->opcode == IB_WR_SEND_WITH_INV) {
@@ -667,12 +806,16 @@ static void krwq_exec_rdma(struct krwq_qp *sqp, struct krwq_qp *dqp,
 		}
 		krwq_src_cursor(sqp, w, &local);
 		krwq_cursor_init(&peer, &rsge, 1, &rmr);
-		ret = read ? krwq_copy(&local, &peer, w->length) :
-			     krwq_copy(&peer, &local, w->length);
+		ret = read ? krwq_run_copy(sqp, dqp, &local, &peer, w->length) :
+			     krwq_run_copy(sqp, dqp, &peer, &local, w->length);
 		krwq_mr_put(rmr);
 		rmr = NULL;
 		if (!ret)
 			krwq_count(dqp->dev, KRWQ_STAT_LOOPBACK_BYTES, w->length);
+		if (ret == -ECANCELED) {
+			o->lost = true;	/* the responder was reset meanwhile */
+			goto out;
+		}
 		if (WARN_ON_ONCE(ret)) {
 			o->status = IB_WC_LOC_LEN_ERR;
 			goto out;
@@ -798,8 +941,10 @@ static void krwq_exec_connected(struct krwq_qp *sqp, struct krwq_swqe *w,
 				krwq_exec_atomic(sqp, dqp, w, o);
 			else
 				krwq_exec_rdma(sqp, dqp, w, o);
-			answered = true;
+			/* a responder reset mid-message never answered */
+			answered = !o->lost;
 		}
+		krwq_run_dest_done(sqp, dqp);
 		spin_unlock(&dqp->r_lock);
 		krwq_qp_put(dqp);
 	}
@@ -908,8 +1053,7 @@ static void krwq_exec_ud(struct krwq_qp *sqp, struct krwq_swqe *w,
 		krwq_make_net_hdr(w, &hdr);
 	krwq_src_cursor(sqp, w, &src);
 	if (!krwq_fill_rwqe(sqp, dqp, &t, &src, w->length,
-			    has_grh ? &hdr : NULL, KRWQ_UD_GRH_BYTES,
-			    &o->status)) {
+			    has_grh ? &hdr : NULL, KRWQ_UD_GRH_BYTES, o)) {
 		o->status = IB_WC_SUCCESS;	/* the sender never knows */
 		goto out_mrs;
 	}
@@ -934,6 +1078,7 @@ static void krwq_exec_ud(struct krwq_qp *sqp, struct krwq_swqe *w,
 out_mrs:
 	krwq_src_put(sqp, w);
 out:
+	krwq_run_dest_done(sqp, dqp);
 	spin_unlock(&dqp->r_lock);
 	krwq_qp_put(dqp);
 	return;
@@ -1009,18 +1154,32 @@ static bool krwq_sq_retry_later(struct krwq_qp *qp,
 }
 
 /**
- * krwq_sq_progress_locked() - execute queued send WRs, oldest first.
- * @qp: the QP; the caller holds qp->s_lock.
+ * krwq_sq_run() - execute queued send WRs, oldest first.
+ * @qp: the QP; the caller holds qp->s_lock, taken with
+ *      spin_lock_irqsave(&qp->s_lock, *@flags), and nothing else.
+ * @flags: what that spin_lock_irqsave() saved.
  *
  * Stops when the queue is empty, the QP leaves RTS, an RC send must wait
  * to be retried (an RNR NAK or no answer; sq_timer resumes it), or the
- * budget of one run is spent (send_work carries on).
+ * budget of one run is spent (send_work carries on).  Only one run at a
+ * time: a second caller leaves its WRs to the run under way.
+ *
+ * Every KRWQ_IRQOFF_BYTES copied the run drops its locks and takes them
+ * again, so s_lock may be released and re-taken within; the run keeps the
+ * send queue meanwhile (qp->sq_running) and a RESET waits for it.  Flushes
+ * asked for while it runs (a move to ERR) happen at its end, after the
+ * completion of the WQE it was executing.
  */
-void krwq_sq_progress_locked(struct krwq_qp *qp)
+static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags)
 {
+	struct krwq_run run = { .flags = flags };
 	u32 wrs = 0, bytes = 0;
 
 	lockdep_assert_held(&qp->s_lock);
+	if (qp->sq_running)
+		return;
+	qp->sq_running = true;
+	qp->run = &run;
 	while (qp->sq_tail != qp->sq_head && qp->state == IB_QPS_RTS &&
 	       !qp->sq_waiting) {
 		struct krwq_swqe *w = krwq_sq_entry(qp, qp->sq_tail);
@@ -1028,10 +1187,15 @@ void krwq_sq_progress_locked(struct krwq_qp *qp)
 
 		if (wrs >= KRWQ_SQ_BUDGET_WRS || bytes >= KRWQ_SQ_BUDGET_BYTES) {
 			queue_work(krwq_wq, &qp->send_work);
-			return;
+			break;
+		}
+		if (run.section >= KRWQ_IRQOFF_BYTES) {
+			krwq_run_let_irqs_in(qp);
+			continue;	/* the QP may have left RTS */
 		}
 		wrs++;
 		bytes += w->length;
+		run.section += KRWQ_WQE_COST;
 
 		if (krwq_is_local(w->opcode))
 			krwq_exec_local(qp, w, &o);
@@ -1042,7 +1206,7 @@ void krwq_sq_progress_locked(struct krwq_qp *qp)
 		trace_krwq_deliver(qp, w, o.status, o.rnr, o.no_ack);
 
 		if ((o.rnr || o.no_ack) && krwq_sq_retry_later(qp, &o))
-			return;
+			break;
 		if (o.rnr)
 			o.status = IB_WC_RNR_RETRY_EXC_ERR;
 		else if (o.no_ack)
@@ -1053,6 +1217,19 @@ void krwq_sq_progress_locked(struct krwq_qp *qp)
 		krwq_complete_send(qp, w, o.status);
 		if (o.status != IB_WC_SUCCESS)
 			krwq_qp_error_locked(qp);
+	}
+	qp->run = NULL;
+	WRITE_ONCE(qp->sq_running, false);
+	/* what a move to ERR (or a post in ERR) left for the run's end */
+	if (qp->state == IB_QPS_ERR)
+		krwq_sq_flush_locked(qp);
+	if (qp->sq_run_waiters) {
+		/*
+		 * sq_running before the wait queue is looked at; pairs with
+		 * the barrier in wait_var_event()'s prepare_to_wait_event()
+		 */
+		smp_mb();
+		wake_up_var(&qp->sq_running);
 	}
 }
 
@@ -1085,8 +1262,22 @@ void krwq_send_work(struct work_struct *work)
 	unsigned long flags;
 
 	spin_lock_irqsave(&qp->s_lock, flags);
-	krwq_sq_progress_locked(qp);
+	krwq_sq_run(qp, &flags);
 	spin_unlock_irqrestore(&qp->s_lock, flags);
+}
+
+/* The states a send WR may be posted in (in ERR it is flushed at once). */
+static bool krwq_sq_postable(struct krwq_qp *qp)
+{
+	switch (qp->state) {
+	case IB_QPS_RTS:
+	case IB_QPS_SQD:
+	case IB_QPS_SQE:
+	case IB_QPS_ERR:
+		return true;
+	default:
+		return false;
+	}
 }
 
 /**
@@ -1112,6 +1303,7 @@ int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	u8 *staged = NULL;
 	const u8 *next_staged;
 	unsigned long flags;
+	u32 copied = 0;
 	int ret = 0;
 
 	if (qp->max_inline && ibqp->uobject) {
@@ -1123,19 +1315,25 @@ int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	}
 	next_staged = staged;
 	spin_lock_irqsave(&qp->s_lock, flags);
-	switch (qp->state) {
-	case IB_QPS_RTS:
-	case IB_QPS_SQD:
-	case IB_QPS_SQE:
-	case IB_QPS_ERR:
-		break;
-	default:
+	if (!krwq_sq_postable(qp)) {
 		ret = -EINVAL;
 		goto out;
 	}
 	for (; wr; wr = wr->next) {
 		u32 next = krwq_sq_next(qp, qp->sq_head);
 
+		/* a long list lets interrupts in, as a run does */
+		if (copied >= KRWQ_IRQOFF_BYTES && !irqs_disabled_flags(flags)) {
+			spin_unlock_irqrestore(&qp->s_lock, flags);
+			spin_lock_irqsave(&qp->s_lock, flags);
+			copied = 0;
+			next = krwq_sq_next(qp, qp->sq_head);
+			if (!krwq_sq_postable(qp)) {
+				ret = -EINVAL;	/* reset meanwhile */
+				break;
+			}
+		}
+		copied += qp->sq_stride;
 		if (next == qp->sq_free) {
 			ret = -ENOMEM;
 			break;
@@ -1153,7 +1351,7 @@ int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (qp->state == IB_QPS_ERR)
 		krwq_sq_flush_locked(qp);
 	else
-		krwq_sq_progress_locked(qp);
+		krwq_sq_run(qp, &flags);
 out:
 	if (ret)
 		*bad_wr = wr;
