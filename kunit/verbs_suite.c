@@ -1081,6 +1081,18 @@ static void vt_fast_reg_refused(struct kunit *t)
 	vt_free_qp(v, c);
 	vt_free_qp(v, d);
 
+	/* remote write without local write is no valid access (IB 10.6.3.1) */
+	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
+	old = mr->rkey;
+	KUNIT_ASSERT_EQ(t, vt_reg(d, mr, IB_ACCESS_REMOTE_WRITE, 6), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_LOC_PROT_ERR);
+	/* nothing changed: the region is still free (registered below) */
+	mr->rkey = old;
+	mr->lkey = old;
+	vt_free_qp(v, c);
+	vt_free_qp(v, d);
+
 	/* a registered region is not registered again: LOCAL_INV first */
 	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
 	KUNIT_ASSERT_EQ(t, vt_reg(d, mr, IB_ACCESS_REMOTE_WRITE |
