@@ -252,8 +252,9 @@ int krwq_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
  *
  * Context: any; the caller holds the posting QP's s_lock.
  * Return: 0, or -EINVAL (not a fast-registration region, another PD, a
- * key of another region, no page size, or a range beyond the page list),
- * in which case nothing changes.
+ * key of another region, no page size, a range beyond the page list, or
+ * access flags the verbs forbid, such as remote write without local
+ * write), in which case nothing changes.
  */
 int krwq_mr_fast_reg(struct krwq_mr *mr, struct ib_pd *pd, u32 key, int access)
 {
@@ -262,7 +263,8 @@ int krwq_mr_fast_reg(struct krwq_mr *mr, struct ib_pd *pd, u32 key, int access)
 	/* only a free region is registered, as on rxe: LOCAL_INV first */
 	if (mr->kind != KRWQ_MR_FAST || mr->ibmr.pd != pd || mr->valid ||
 	    key >> KRWQ_KEY_INDEX_SHIFT != mr->ibmr.lkey >> KRWQ_KEY_INDEX_SHIFT ||
-	    !is_power_of_2(page_size) || page_size < 512)
+	    !is_power_of_2(page_size) || page_size < 512 ||
+	    ib_check_mr_access(&mr->dev->ibdev, access))
 		return -EINVAL;
 	first = mr->ibmr.iova & (page_size - 1);
 	if (mr->ibmr.length > (u64)mr->npages * page_size - first)
