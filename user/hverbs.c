@@ -1056,6 +1056,10 @@ static int foreign_end(struct foreign *f)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
+/* krwq's local DMA lkey (module/krwq.h), and an x86-64 direct-map address */
+#define KERNEL_DMA_LKEY 0x7f
+#define KERNEL_ADDR 0xffff888000100000ull
+
 static void key_checks(void)
 {
 	struct pair_cfg pc = { .recv_sge = 1, .send_sge = 1 };
@@ -1117,6 +1121,23 @@ static void key_checks(void)
 	WR(IBV_WR_SEND, sg.addr = (uintptr_t)p.buf[0].p + p.buf[0].len - 32);
 	key_case(&p, "SEND whose SGE runs past its region", &wr,
 		 IBV_WC_LOC_PROT_ERR, -1, NULL);
+
+	/*
+	 * the device's local DMA lkey names all kernel memory, for kernel
+	 * PDs' local access only: from user space, locally or remotely, it
+	 * must name nothing (the address is one of the kernel's direct map)
+	 */
+	WR(IBV_WR_SEND, sg.lkey = KERNEL_DMA_LKEY; sg.addr = KERNEL_ADDR);
+	key_case(&p, "SEND with the kernel's local DMA lkey from a user PD",
+		 &wr, IBV_WC_LOC_PROT_ERR, -1, NULL);
+	WR(IBV_WR_RDMA_WRITE, wr.wr.rdma.rkey = KERNEL_DMA_LKEY;
+	   wr.wr.rdma.remote_addr = KERNEL_ADDR);
+	key_case(&p, "RDMA WRITE to kernel memory with the local DMA lkey",
+		 &wr, IBV_WC_REM_ACCESS_ERR, IBV_WC_WR_FLUSH_ERR, NULL);
+	WR(IBV_WR_RDMA_READ, wr.wr.rdma.rkey = KERNEL_DMA_LKEY;
+	   wr.wr.rdma.remote_addr = KERNEL_ADDR);
+	key_case(&p, "RDMA READ of kernel memory with the local DMA lkey",
+		 &wr, IBV_WC_REM_ACCESS_ERR, IBV_WC_WR_FLUSH_ERR, NULL);
 
 	/* RDMA WRITE: remote keys and ranges */
 	WR(IBV_WR_RDMA_WRITE, wr.wr.rdma.rkey = 0x51c0ffee);
