@@ -5,6 +5,10 @@
 // checked against krwq_layout.h, which Kbuild generates from the real C
 // definitions for the kernel being built against; a change on the C side
 // that this view does not follow fails the build here.
+//
+// One name per thing: the view of C's struct krwq_<name> (or ib_<name>)
+// is krwq::<Name>, and its members keep C's names, so a reader who knows
+// one side can read the other.
 #ifndef KRWQ_LAYOUT_H
 #define KRWQ_LAYOUT_H
 
@@ -39,23 +43,23 @@ struct Rwqe {
 };
 
 // struct krwq_rwq: a user-mappable ring
-struct UserRing {
+struct Rwq {
 	u32 head;
 	u32 tail;
 
 	Rwqe *entries() { return byte_offset<Rwqe>(this, KRWQ_RWQ_WQ); }
 };
 
-// A kernel spinlock_t, opaque to the core: only its address is used.
-struct alignas(KRWQ_SPINLOCK_ALIGN) LockBytes {
+// spinlock_t, opaque to the core: only its address is used.
+struct alignas(KRWQ_SPINLOCK_ALIGN) SpinLock {
 	unsigned char bytes[KRWQ_SPINLOCK_SIZE];
 };
 
 // struct krwq_krwq
-struct KernelRing {
-	LockBytes p_lock;
+struct Krwq {
+	SpinLock p_lock;
 	u32 head;
-	alignas(KRWQ_CACHE_LINE) LockBytes c_lock;
+	alignas(KRWQ_CACHE_LINE) SpinLock c_lock;
 	u32 tail;
 	u32 count;
 	Rwqe *curr_wq;
@@ -64,10 +68,10 @@ struct KernelRing {
 };
 
 // struct krwq_rq
-struct QueueDesc {
-	UserRing *wq;
-	KernelRing *kwq;
-	u32 size;
+struct Rq {
+	Rwq *wq;
+	Krwq *kwq;
+	u32 slots;
 	u32 stride;
 	u32 limit;
 	u8 max_sge;
@@ -97,33 +101,33 @@ KRWQ_CHECK_OFFSET(Rwqe, num_sge, KRWQ_RWQE_NUM_SGE);
 static_assert(KRWQ_RWQE_SG_LIST == sizeof(Rwqe), "sg_list must follow the WQE header");
 static_assert(KRWQ_RWQE_SG_LIST % alignof(Sge) == 0, "sg_list must be aligned for Sge");
 
-KRWQ_CHECK_SIZE(UserRing, KRWQ_RWQ_SIZE);
-KRWQ_CHECK_OFFSET(UserRing, head, KRWQ_RWQ_HEAD);
-KRWQ_CHECK_OFFSET(UserRing, tail, KRWQ_RWQ_TAIL);
-static_assert(KRWQ_RWQ_WQ == sizeof(UserRing), "user entries must follow head and tail");
+KRWQ_CHECK_SIZE(Rwq, KRWQ_RWQ_SIZE);
+KRWQ_CHECK_OFFSET(Rwq, head, KRWQ_RWQ_HEAD);
+KRWQ_CHECK_OFFSET(Rwq, tail, KRWQ_RWQ_TAIL);
+static_assert(KRWQ_RWQ_WQ == sizeof(Rwq), "user entries must follow head and tail");
 
-KRWQ_CHECK_SIZE(LockBytes, KRWQ_SPINLOCK_SIZE);
-KRWQ_CHECK_SIZE(KernelRing, KRWQ_KRWQ_SIZE);
-KRWQ_CHECK_OFFSET(KernelRing, p_lock, KRWQ_KRWQ_P_LOCK);
-KRWQ_CHECK_OFFSET(KernelRing, head, KRWQ_KRWQ_HEAD);
-KRWQ_CHECK_OFFSET(KernelRing, c_lock, KRWQ_KRWQ_C_LOCK);
-KRWQ_CHECK_OFFSET(KernelRing, tail, KRWQ_KRWQ_TAIL);
-KRWQ_CHECK_OFFSET(KernelRing, count, KRWQ_KRWQ_COUNT);
-KRWQ_CHECK_OFFSET(KernelRing, curr_wq, KRWQ_KRWQ_CURR_WQ);
-static_assert(KRWQ_KRWQ_WQ == __builtin_offsetof(KernelRing, curr_wq) + sizeof(void *),
+KRWQ_CHECK_SIZE(SpinLock, KRWQ_SPINLOCK_SIZE);
+KRWQ_CHECK_SIZE(Krwq, KRWQ_KRWQ_SIZE);
+KRWQ_CHECK_OFFSET(Krwq, p_lock, KRWQ_KRWQ_P_LOCK);
+KRWQ_CHECK_OFFSET(Krwq, head, KRWQ_KRWQ_HEAD);
+KRWQ_CHECK_OFFSET(Krwq, c_lock, KRWQ_KRWQ_C_LOCK);
+KRWQ_CHECK_OFFSET(Krwq, tail, KRWQ_KRWQ_TAIL);
+KRWQ_CHECK_OFFSET(Krwq, count, KRWQ_KRWQ_COUNT);
+KRWQ_CHECK_OFFSET(Krwq, curr_wq, KRWQ_KRWQ_CURR_WQ);
+static_assert(KRWQ_KRWQ_WQ == __builtin_offsetof(Krwq, curr_wq) + sizeof(void *),
 	      "wq[] must follow curr_wq");
 static_assert(KRWQ_KRWQ_C_LOCK % KRWQ_CACHE_LINE == 0, "c_lock must start a cache line");
 static_assert(KRWQ_KRWQ_C_LOCK >= KRWQ_KRWQ_HEAD + sizeof(u32),
 	      "the consumer lock must not share a line with the producer side");
 
-KRWQ_CHECK_SIZE(QueueDesc, KRWQ_RQ_SIZE);
-KRWQ_CHECK_OFFSET(QueueDesc, wq, KRWQ_RQ_WQ);
-KRWQ_CHECK_OFFSET(QueueDesc, kwq, KRWQ_RQ_KWQ);
-KRWQ_CHECK_OFFSET(QueueDesc, size, KRWQ_RQ_SLOTS);
-KRWQ_CHECK_OFFSET(QueueDesc, stride, KRWQ_RQ_STRIDE);
-KRWQ_CHECK_OFFSET(QueueDesc, limit, KRWQ_RQ_LIMIT);
-KRWQ_CHECK_OFFSET(QueueDesc, max_sge, KRWQ_RQ_MAX_SGE);
-KRWQ_CHECK_OFFSET(QueueDesc, state, KRWQ_RQ_STATE);
+KRWQ_CHECK_SIZE(Rq, KRWQ_RQ_SIZE);
+KRWQ_CHECK_OFFSET(Rq, wq, KRWQ_RQ_WQ);
+KRWQ_CHECK_OFFSET(Rq, kwq, KRWQ_RQ_KWQ);
+KRWQ_CHECK_OFFSET(Rq, slots, KRWQ_RQ_SLOTS);
+KRWQ_CHECK_OFFSET(Rq, stride, KRWQ_RQ_STRIDE);
+KRWQ_CHECK_OFFSET(Rq, limit, KRWQ_RQ_LIMIT);
+KRWQ_CHECK_OFFSET(Rq, max_sge, KRWQ_RQ_MAX_SGE);
+KRWQ_CHECK_OFFSET(Rq, state, KRWQ_RQ_STATE);
 
 #undef KRWQ_CHECK_SIZE
 #undef KRWQ_CHECK_OFFSET

@@ -40,13 +40,13 @@ void copy_sges(Sge *dst, const Sge *src, u32 n)
 
 } // namespace
 
-void ReceiveQueue::init(KernelRing *kwq, void *storage, bool user, const krwq_geometry &geo,
+void ReceiveQueue::init(Krwq *kwq, void *storage, bool user, const krwq_geometry &geo,
 			u32 max_sge)
 {
 	// Nobody else can see the queue yet: plain stores are enough.
 	q_.kwq = kwq;
-	q_.wq = user ? static_cast<UserRing *>(storage) : nullptr;
-	q_.size = geo.slots;
+	q_.wq = user ? static_cast<Rwq *>(storage) : nullptr;
+	q_.slots = geo.slots;
 	q_.stride = geo.stride;
 	q_.max_sge = static_cast<u8>(max_sge);
 	q_.limit = 0;
@@ -61,7 +61,7 @@ void ReceiveQueue::init(KernelRing *kwq, void *storage, bool user, const krwq_ge
 bool ReceiveQueue::head_for_consumer(u32 *head) const
 {
 	const u32 h = load_acquire(user_ring() ? &q_.wq->head : &q_.kwq->head);
-	if (h >= q_.size)
+	if (h >= q_.slots)
 		return false;
 	*head = h;
 	return true;
@@ -95,7 +95,7 @@ void ReceiveQueue::empty_ring()
 
 Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_sink *sink)
 {
-	KernelRing &k = *q_.kwq;
+	Krwq &k = *q_.kwq;
 	SpinGuard producer(&k.p_lock);
 
 	const auto state = static_cast<krwq_rq_state>(q_.state);
@@ -107,7 +107,7 @@ Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_si
 	u32 head = 0;
 	if (user_ring()) {
 		head = load_acquire(&q_.wq->head);
-		if (head >= q_.size) {
+		if (head >= q_.slots) {
 			*bad_wr = wr;
 			return Status::kInvalid;
 		}
@@ -166,7 +166,7 @@ TakeResult ReceiveQueue::take(krwq_taken *out, u32 need)
 	out->num_sge = 0;
 	out->flags = 0;
 
-	KernelRing &k = *q_.kwq;
+	Krwq &k = *q_.kwq;
 	SpinGuard consumer(&k.c_lock);
 
 	if (q_.state != KRWQ_RQ_ACTIVE)
@@ -220,7 +220,7 @@ TakeResult ReceiveQueue::take(krwq_taken *out, u32 need)
 
 u32 ReceiveQueue::count()
 {
-	KernelRing &k = *q_.kwq;
+	Krwq &k = *q_.kwq;
 	SpinGuard consumer(&k.c_lock);
 	u32 head = 0;
 	if (!head_for_consumer(&head))
@@ -233,7 +233,7 @@ u32 ReceiveQueue::count()
 // first; returns how many.
 u32 ReceiveQueue::drain(u32 max, const krwq_sink *sink)
 {
-	KernelRing &k = *q_.kwq;
+	Krwq &k = *q_.kwq;
 	u32 head = 0;
 	u32 n = 0;
 	u32 tail = load_relaxed(&k.tail);
@@ -250,7 +250,7 @@ u32 ReceiveQueue::drain(u32 max, const krwq_sink *sink)
 
 u32 ReceiveQueue::flush(u32 max, const krwq_sink *sink)
 {
-	KernelRing &k = *q_.kwq;
+	Krwq &k = *q_.kwq;
 	SpinGuard producer(&k.p_lock);
 	SpinGuard consumer(&k.c_lock);
 
@@ -261,13 +261,13 @@ u32 ReceiveQueue::flush(u32 max, const krwq_sink *sink)
 
 void ReceiveQueue::set_state(krwq_rq_state state, const krwq_sink *sink)
 {
-	KernelRing &k = *q_.kwq;
+	Krwq &k = *q_.kwq;
 	SpinGuard producer(&k.p_lock);
 	SpinGuard consumer(&k.c_lock);
 
 	const auto was = static_cast<krwq_rq_state>(q_.state);
 	if (state == KRWQ_RQ_FLUSH)
-		drain(q_.size, sink); // a ring never holds more than size - 1
+		drain(q_.slots, sink); // a ring never holds more than slots - 1
 	else if (state == KRWQ_RQ_RESET || was == KRWQ_RQ_RESET)
 		empty_ring(); // leaving RESET: whatever user space wrote is gone
 	q_.state = static_cast<u8>(state);
@@ -298,7 +298,7 @@ Status ReceiveQueue::resize(void *storage, u32 max_wr, const u32 *new_limit, voi
 		return Status::kInvalid;
 
 	// Producers and consumers are both shut out while entries move.
-	KernelRing &k = *q_.kwq;
+	Krwq &k = *q_.kwq;
 	SpinGuard producer(&k.p_lock);
 	SpinGuard consumer(&k.c_lock);
 
@@ -309,12 +309,12 @@ Status ReceiveQueue::resize(void *storage, u32 max_wr, const u32 *new_limit, voi
 	if (n >= geo.slots || limit >= geo.slots)
 		return Status::kInvalid;
 
-	UserRing *new_user = user_ring() ? static_cast<UserRing *>(storage) : nullptr;
+	Rwq *new_user = user_ring() ? static_cast<Rwq *>(storage) : nullptr;
 	Rwqe *new_entries = new_user ? new_user->entries() : static_cast<Rwqe *>(storage);
 	// The queued entries are at most two runs of the old ring, from the
 	// tail to its end and then from slot 0; each run moves in one copy
 	// (the stride is the same: max_sge does not change).
-	const u32 first = n < q_.size - tail ? n : q_.size - tail;
+	const u32 first = n < q_.slots - tail ? n : q_.slots - tail;
 	copy_bytes(new_entries, entry(tail), static_cast<usize>(first) * geo.stride);
 	copy_bytes(byte_offset<char>(new_entries, static_cast<usize>(first) * geo.stride), entry(0),
 		   static_cast<usize>(n - first) * geo.stride);
@@ -322,7 +322,7 @@ Status ReceiveQueue::resize(void *storage, u32 max_wr, const u32 *new_limit, voi
 	*old_storage = user_ring() ? static_cast<void *>(q_.wq) : static_cast<void *>(k.curr_wq);
 	k.curr_wq = new_entries;
 	q_.wq = new_user;
-	q_.size = geo.slots;
+	q_.slots = geo.slots;
 	store_relaxed(&q_.limit, limit);
 	store_release(&k.head, n);
 	if (new_user)

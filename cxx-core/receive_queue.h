@@ -9,14 +9,14 @@
 //  - producer head: written by the producer under p_lock with a release
 //    store; read by consumers with an acquire load.  In a user-mapped ring
 //    user space is the producer and the value is validated on every read.
-//  - kernel tail (KernelRing::tail): written by consumers under c_lock with
-//    a release store; read by producers with an acquire load.  For a user
-//    ring it is also published to UserRing::tail, which the kernel never
-//    reads back.
+//  - kernel tail (Krwq::tail): written by consumers under c_lock with a
+//    release store; read by producers with an acquire load.  For a user
+//    ring it is also published to Rwq::tail, which the kernel never reads
+//    back.
 //  - count: a lower bound on the posted entries, read and written only
 //    under c_lock, never larger than the true length.
 //  - limit: written under c_lock; read without a lock only by queries.
-//  - state, size, stride, curr_wq, wq: written only with both locks held,
+//  - state, slots, stride, curr_wq, wq: written only with both locks held,
 //    so either lock is enough to read them.
 #ifndef KRWQ_RECEIVE_QUEUE_H
 #define KRWQ_RECEIVE_QUEUE_H
@@ -38,9 +38,9 @@ enum class TakeResult : int {
 
 class ReceiveQueue {
 public:
-	explicit ReceiveQueue(krwq_rq *rq) : q_(*reinterpret_cast<QueueDesc *>(rq)) {}
+	explicit ReceiveQueue(krwq_rq *rq) : q_(*reinterpret_cast<Rq *>(rq)) {}
 
-	void init(KernelRing *kwq, void *storage, bool user, const krwq_geometry &geo, u32 max_sge);
+	void init(Krwq *kwq, void *storage, bool user, const krwq_geometry &geo, u32 max_sge);
 	Status post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_sink *sink);
 	// need: bytes the WQE's entries must hold, or it stays (kTooSmall)
 	TakeResult take(krwq_taken *out, u32 need = 0);
@@ -60,11 +60,11 @@ private:
 	static constexpr u32 kCountRefresh = 16;
 
 	bool user_ring() const { return q_.wq != nullptr; }
-	u32 max_wr() const { return q_.size - 1; }
-	u32 next(u32 idx) const { return idx + 1 == q_.size ? 0 : idx + 1; }
+	u32 max_wr() const { return q_.slots - 1; }
+	u32 next(u32 idx) const { return idx + 1 == q_.slots ? 0 : idx + 1; }
 	u32 occupancy(u32 head, u32 tail) const
 	{
-		return head >= tail ? head - tail : head + q_.size - tail;
+		return head >= tail ? head - tail : head + q_.slots - tail;
 	}
 	Rwqe *entry(u32 idx) const
 	{
@@ -76,7 +76,7 @@ private:
 	void refuse_user_posts();
 	u32 drain(u32 max, const krwq_sink *sink);
 
-	QueueDesc &q_;
+	Rq &q_;
 };
 
 } // namespace krwq

@@ -31,7 +31,7 @@ int krwq_rq_init(krwq_rq *rq, krwq_krwq *kwq, void *storage, unsigned int flags,
 	krwq_geometry geo{};
 	const auto status = krwq::compute_geometry(max_wr, max_sge, &geo);
 	if (status == krwq::Status::kOk)
-		ReceiveQueue(rq).init(reinterpret_cast<krwq::KernelRing *>(kwq), storage,
+		ReceiveQueue(rq).init(reinterpret_cast<krwq::Krwq *>(kwq), storage,
 				      flags & KRWQ_RING_USER, geo, max_sge);
 	return krwq::to_errno(status);
 }

@@ -565,7 +565,7 @@ int krwq_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	attr->cap.max_send_wr = qp->sq_slots - 1;
 	attr->cap.max_send_sge = qp->max_send_sge;
-	attr->cap.max_recv_wr = qp->srq ? 0 : qp->rq.size - 1;
+	attr->cap.max_recv_wr = qp->srq ? 0 : qp->rq.slots - 1;
 	attr->cap.max_recv_sge = qp->srq ? 0 : qp->rq.max_sge;
 	attr->cap.max_inline_data = qp->max_inline;
 

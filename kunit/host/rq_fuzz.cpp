@@ -262,7 +262,7 @@ bool Harness::setup()
 void Harness::check_kernel_state()
 {
 	EXPECT(!locks.p_held && !locks.c_held);
-	EXPECT(rq_.size == slots());
+	EXPECT(rq_.slots == slots());
 	EXPECT(ktail() < slots());
 	EXPECT(kwq_->count <= max_wr_);
 	EXPECT(krwq_rq_limit(&rq_) == limit_ || tainted_);
@@ -608,7 +608,7 @@ void Harness::op_resize()
 	max_wr_ = new_max;
 	if (user_)
 		EXPECT(rq_.wq == storage);
-	EXPECT(rq_.size == slots());
+	EXPECT(rq_.slots == slots());
 	EXPECT(ktail() == 0);
 	EXPECT((user_ ? uhead() : kwq_->head) == held.size());
 	if (user_)
