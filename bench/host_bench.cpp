@@ -118,7 +118,7 @@ void krwq_post_one(krwq_rq *rq, ib_recv_wr *wr)
 
 void krwq_take_one(krwq_rq *rq, Taken *out)
 {
-	if (krwq_rq_take(rq, &out->t) != 1)
+	if (krwq_rq_take(rq, &out->t) != KRWQ_TAKE_TAKEN)
 		fail("krwq_rq_take");
 }
 
@@ -372,7 +372,7 @@ void BM_krwq_threads(benchmark::State &state)
 		} else {
 			unsigned spins = 0;
 
-			while (krwq_rq_take(g_shared, &out.t) == 0)
+			while (krwq_rq_take(g_shared, &out.t) == KRWQ_TAKE_EMPTY)
 				backoff(&spins);
 		}
 	}

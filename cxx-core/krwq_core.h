@@ -84,6 +84,26 @@ struct krwq_sink {
 	void *ctx;
 };
 
+/**
+ * enum krwq_take_outcome - what krwq_rq_take() found at the ring's tail.
+ * @KRWQ_TAKE_TOO_SMALL: krwq_rq_take_fitting() only: the WQE's entries hold
+ *                       fewer bytes than needed; it stays at the tail.
+ * @KRWQ_TAKE_MALFORMED: a user-mapped ring held a WQE with more entries
+ *                       than max_sge: it is consumed, its wr_id reported
+ *                       and num_sge left 0; complete it in error.
+ * @KRWQ_TAKE_EMPTY: nothing posted, or the ring is not KRWQ_RQ_ACTIVE.
+ * @KRWQ_TAKE_TAKEN: a WQE was consumed and copied out.
+ *
+ * The values are the plain int results the seam had before it named
+ * them, so a trace's ret field reads the same; compare with the names.
+ */
+enum krwq_take_outcome {
+	KRWQ_TAKE_TOO_SMALL = -KRWQ_EMSGSIZE,
+	KRWQ_TAKE_MALFORMED = -KRWQ_EINVAL,
+	KRWQ_TAKE_EMPTY = 0,
+	KRWQ_TAKE_TAKEN = 1,
+};
+
 /* krwq_taken.flags */
 #define KRWQ_TAKEN_LIMIT_REACHED 0x1u	/* raise IB_EVENT_SRQ_LIMIT_REACHED */
 
@@ -121,15 +141,17 @@ int krwq_rq_init(struct krwq_rq *rq, struct krwq_krwq *kwq, void *storage,
 int krwq_rq_post(struct krwq_rq *rq, const struct ib_recv_wr *wr,
 		 const struct ib_recv_wr **bad_wr,
 		 const struct krwq_sink *sink);
-int krwq_rq_take(struct krwq_rq *rq, struct krwq_taken *out);
+enum krwq_take_outcome krwq_rq_take(struct krwq_rq *rq,
+				    struct krwq_taken *out);
 /*
  * krwq_rq_take() for a message of @need bytes: a WQE whose entries hold
  * fewer is left at the head of the ring, where the next take finds it
  * again, and -KRWQ_EMSGSIZE returned (a responder that drops what does
  * not fit, as UD and UC do, keeps the WQE).  Same locks and contexts.
  */
-int krwq_rq_take_fitting(struct krwq_rq *rq, struct krwq_taken *out,
-			 unsigned int need);
+enum krwq_take_outcome krwq_rq_take_fitting(struct krwq_rq *rq,
+					    struct krwq_taken *out,
+					    unsigned int need);
 unsigned int krwq_rq_count(struct krwq_rq *rq);
 void krwq_rq_set_state(struct krwq_rq *rq, enum krwq_rq_state state,
 		       const struct krwq_sink *sink);

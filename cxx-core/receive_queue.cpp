@@ -160,7 +160,7 @@ Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_si
 static_assert(sizeof(krwq_taken) == 24 && __builtin_offsetof(krwq_taken, sg_list) == 16,
 	      "a new krwq_taken field must be written by every path of take()");
 
-TakeResult ReceiveQueue::take(krwq_taken *out, u32 need)
+TakeOutcome ReceiveQueue::take(krwq_taken *out, u32 need)
 {
 	out->wr_id = 0;
 	out->num_sge = 0;
@@ -170,14 +170,14 @@ TakeResult ReceiveQueue::take(krwq_taken *out, u32 need)
 	SpinGuard consumer(&k.c_lock);
 
 	if (q_.state != KRWQ_RQ_ACTIVE)
-		return TakeResult::kEmpty;
+		return TakeOutcome::kEmpty;
 
 	const u32 tail = load_relaxed(&k.tail); // only c_lock holders write it
 	if (k.count < kCountRefresh) {
 		u32 head = 0;
 		k.count = head_for_consumer(&head) ? occupancy(head, tail) : 0;
 		if (k.count == 0)
-			return TakeResult::kEmpty;
+			return TakeOutcome::kEmpty;
 	}
 
 	// Copy the entry once; in a user ring it may change under us, so
@@ -185,9 +185,9 @@ TakeResult ReceiveQueue::take(krwq_taken *out, u32 need)
 	const Rwqe *e = entry(tail);
 	const u8 num_sge = load_relaxed(&e->num_sge);
 	out->wr_id = load_relaxed(&e->wr_id);
-	TakeResult result = TakeResult::kTaken;
+	TakeOutcome result = TakeOutcome::kTaken;
 	if (num_sge > q_.max_sge) {
-		result = TakeResult::kMalformed; // num_sge stays 0
+		result = TakeOutcome::kMalformed; // num_sge stays 0
 	} else {
 		out->num_sge = num_sge;
 		// the caller's array of struct ib_sge, which layout.h's
@@ -199,7 +199,7 @@ TakeResult ReceiveQueue::take(krwq_taken *out, u32 need)
 		for (u32 i = 0; i < num_sge; i++)
 			room += sges[i].length;
 		if (room < need)
-			return TakeResult::kTooSmall; // tail and count unchanged
+			return TakeOutcome::kTooSmall; // tail and count unchanged
 	}
 
 	publish_tail(next(tail));

@@ -28,12 +28,12 @@ namespace krwq {
 // Ring sizes for max_wr work requests of up to max_sge entries each.
 Status compute_geometry(u32 max_wr, u32 max_sge, krwq_geometry *out);
 
-// What take() found.
-enum class TakeResult : int {
-	kMalformed = -KRWQ_EINVAL,  // consumed, but a user ring held garbage
-	kTooSmall = -KRWQ_EMSGSIZE, // left in the ring: holds less than needed
-	kEmpty = 0,		    // nothing to take in this state
-	kTaken = 1,
+// What take() found: enum krwq_take_outcome, scoped.
+enum class TakeOutcome : int {
+	kTooSmall = KRWQ_TAKE_TOO_SMALL, // left in the ring: holds less than needed
+	kMalformed = KRWQ_TAKE_MALFORMED, // consumed, but a user ring held garbage
+	kEmpty = KRWQ_TAKE_EMPTY,	  // nothing to take in this state
+	kTaken = KRWQ_TAKE_TAKEN,
 };
 
 class ReceiveQueue {
@@ -43,7 +43,7 @@ public:
 	void init(Krwq *kwq, void *storage, bool user, const krwq_geometry &geo, u32 max_sge);
 	Status post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_sink *sink);
 	// need: bytes the WQE's entries must hold, or it stays (kTooSmall)
-	TakeResult take(krwq_taken *out, u32 need = 0);
+	TakeOutcome take(krwq_taken *out, u32 need = 0);
 	u32 count();
 	void set_state(krwq_rq_state state, const krwq_sink *sink);
 	// In FLUSH: completes up to max entries posted since, oldest first.

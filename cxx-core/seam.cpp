@@ -45,14 +45,14 @@ int krwq_rq_post(krwq_rq *rq, const ib_recv_wr *wr, const ib_recv_wr **bad_wr,
 	return krwq::to_errno(status);
 }
 
-int krwq_rq_take(krwq_rq *rq, krwq_taken *out)
+krwq_take_outcome krwq_rq_take(krwq_rq *rq, krwq_taken *out)
 {
-	return static_cast<int>(ReceiveQueue(rq).take(out));
+	return static_cast<krwq_take_outcome>(ReceiveQueue(rq).take(out));
 }
 
-int krwq_rq_take_fitting(krwq_rq *rq, krwq_taken *out, unsigned int need)
+krwq_take_outcome krwq_rq_take_fitting(krwq_rq *rq, krwq_taken *out, unsigned int need)
 {
-	return static_cast<int>(ReceiveQueue(rq).take(out, need));
+	return static_cast<krwq_take_outcome>(ReceiveQueue(rq).take(out, need));
 }
 
 unsigned int krwq_rq_count(krwq_rq *rq)

@@ -410,11 +410,11 @@ void Harness::op_take()
 	krwq_taken out;
 	std::memset(&out, 0xa5, sizeof(out)); // every field is written
 	out.sg_list = out_sge_;
-	const int ret = krwq_rq_take(&rq_, &out);
-	EXPECT(ret == 1 || ret == 0 || ret == kEinval);
+	const krwq_take_outcome ret = krwq_rq_take(&rq_, &out);
+	EXPECT(ret == KRWQ_TAKE_TAKEN || ret == KRWQ_TAKE_EMPTY || ret == KRWQ_TAKE_MALFORMED);
 	EXPECT(out.sg_list == out_sge_);
 
-	if (ret == 0) {
+	if (ret == KRWQ_TAKE_EMPTY) {
 		EXPECT(out.wr_id == 0 && out.num_sge == 0 && out.flags == 0);
 		// Nothing taken: possible only when not active or nothing published.
 		EXPECT(state_ != KRWQ_RQ_ACTIVE || published == 0);
@@ -431,10 +431,10 @@ void Harness::op_take()
 		EXPECT(rq_.wq->tail == ktail());
 	EXPECT(out.wr_id == at_tail.wr_id);
 	if (at_tail.num_sge > max_sge_) {
-		EXPECT(ret == kEinval);
+		EXPECT(ret == KRWQ_TAKE_MALFORMED);
 		EXPECT(out.num_sge == 0);
 	} else {
-		EXPECT(ret == 1);
+		EXPECT(ret == KRWQ_TAKE_TAKEN);
 		EXPECT(out.num_sge == at_tail.num_sge);
 		for (unsigned s = 0; s < out.num_sge; s++)
 			EXPECT(same_sge(out_sge_[s], at_tail.sge[s]));
