@@ -125,7 +125,8 @@ struct krwq_taken {
  * Implemented by the core (cxx-core/seam.cpp).  Every out-parameter is
  * written on every return, so no caller reads stale stack:
  *  - krwq_rq_geometry(): @geo, all zero on error;
- *  - krwq_rq_post(): @bad_wr, NULL on success;
+ *  - krwq_rq_post(): @bad_wr, NULL on success, and @posted (if not NULL),
+ *    the WRs before @bad_wr;
  *  - krwq_rq_take(), krwq_rq_take_fitting(): wr_id, num_sge and flags of
  *    @out, all 0 on an empty take (sg_list is the caller's array; num_sge
  *    entries of it are filled, also when the WQE is too small);
@@ -140,7 +141,7 @@ int krwq_rq_init(struct krwq_rq *rq, struct krwq_krwq *kwq, void *storage,
 		 unsigned int flags, unsigned int max_wr, unsigned int max_sge);
 int krwq_rq_post(struct krwq_rq *rq, const struct ib_recv_wr *wr,
 		 const struct ib_recv_wr **bad_wr,
-		 const struct krwq_sink *sink);
+		 const struct krwq_sink *sink, unsigned int *posted);
 enum krwq_take_outcome krwq_rq_take(struct krwq_rq *rq,
 				    struct krwq_taken *out);
 /*

@@ -93,8 +93,10 @@ void ReceiveQueue::empty_ring()
 	q_.kwq->count = 0;
 }
 
-Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_sink *sink)
+Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_sink *sink,
+			  u32 *posted)
 {
+	*posted = 0;
 	Krwq &k = *q_.kwq;
 	SpinGuard producer(&k.p_lock);
 
@@ -117,8 +119,9 @@ Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_si
 	const u32 first_head = head;
 	u32 tail = load_acquire(&k.tail);
 	Status status = Status::kOk;
+	u32 n = 0;
 
-	for (; wr; wr = wr->next) {
+	for (; wr; wr = wr->next, n++) {
 		if (wr->num_sge < 0 || static_cast<u32>(wr->num_sge) > q_.max_sge) {
 			status = Status::kInvalid;
 			break;
@@ -147,6 +150,7 @@ Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_si
 	}
 	if (status != Status::kOk)
 		*bad_wr = wr;
+	*posted = n;
 
 	// One release store makes every entry written above visible to
 	// consumers, which read the head with an acquire load.

@@ -41,7 +41,8 @@ public:
 	explicit ReceiveQueue(krwq_rq *rq) : q_(*reinterpret_cast<Rq *>(rq)) {}
 
 	void init(Krwq *kwq, void *storage, bool user, const krwq_geometry &geo, u32 max_sge);
-	Status post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_sink *sink);
+	// *posted: WRs taken from the list (queued, or flushed in FLUSH)
+	Status post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_sink *sink, u32 *posted);
 	// need: bytes the WQE's entries must hold, or it stays (kTooSmall)
 	TakeOutcome take(krwq_taken *out, u32 need = 0);
 	u32 count();

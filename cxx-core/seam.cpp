@@ -37,11 +37,14 @@ int krwq_rq_init(krwq_rq *rq, krwq_krwq *kwq, void *storage, unsigned int flags,
 }
 
 int krwq_rq_post(krwq_rq *rq, const ib_recv_wr *wr, const ib_recv_wr **bad_wr,
-		 const krwq_sink *sink)
+		 const krwq_sink *sink, unsigned int *posted)
 {
 	const RecvWr *bad = nullptr;
-	const auto status = ReceiveQueue(rq).post(as_recv_wr(wr), &bad, sink);
+	krwq::u32 n = 0;
+	const auto status = ReceiveQueue(rq).post(as_recv_wr(wr), &bad, sink, &n);
 	*bad_wr = reinterpret_cast<const ib_recv_wr *>(bad); // null on success
+	if (posted)
+		*posted = n;
 	return krwq::to_errno(status);
 }
 

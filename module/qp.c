@@ -661,15 +661,10 @@ int krwq_post_counted(struct krwq_dev *dev, struct krwq_rq *rq,
 		      const struct ib_recv_wr **bad_wr,
 		      const struct krwq_sink *sink)
 {
-	const struct ib_recv_wr *end = NULL;
-	u64 n = 0;
+	unsigned int n;
 	int ret;
 
-	ret = krwq_rq_post(rq, wr, bad_wr, sink);
-	if (ret)
-		end = *bad_wr;
-	for (; wr != end; wr = wr->next)
-		n++;
+	ret = krwq_rq_post(rq, wr, bad_wr, sink, &n);
 	krwq_count(dev, KRWQ_STAT_RX_POSTED, n);
 	trace_krwq_post_recv(dev, rq, n, ret);
 	if (ret == -ENOMEM)

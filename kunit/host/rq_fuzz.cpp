@@ -372,14 +372,18 @@ void Harness::op_post(bool list)
 	const ib_recv_wr *bad = &untouched; // written on every path
 	flush_log.clear();
 	const u32 head_before = user_ ? uhead() : kwq_->head;
-	const int ret =
-		krwq_rq_post(&rq_, n ? wr.data() : nullptr, &bad, with_sink ? &sink : nullptr);
+	unsigned int posted = ~0u; // written on every path
+	const int ret = krwq_rq_post(&rq_, n ? wr.data() : nullptr, &bad,
+				     with_sink ? &sink : nullptr, &posted);
 
 	EXPECT(ret == want);
 	if (want)
 		EXPECT(bad == (bad_at < n ? wr.data() + bad_at : nullptr));
 	else
 		EXPECT(bad == nullptr); // written on success too
+	// the WRs before bad_wr: queued, or flushed in FLUSH
+	EXPECT(posted == (want ? static_cast<unsigned>(bad_at) : static_cast<unsigned>(n)));
+	EXPECT(posted == want_queued.size() + want_flushed.size());
 	EXPECT(flush_log == want_flushed);
 	EXPECT(ktail() == tail);
 	const u32 head_after = user_ ? uhead() : kwq_->head;
