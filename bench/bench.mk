@@ -12,11 +12,13 @@ $(BENCH_OUT)/%.o: cxx-core/%.cpp $(KRWQ_HOST_LAYOUT_DIR)/krwq_layout.h $(wildcar
 	@mkdir -p $(dir $@)
 	$(CXX) $(HOST_CORE_FLAGS) -c -o $@ $<
 
-$(BENCH_OUT)/host_seam.o: kunit/host/host_seam.c module/rq.h kunit/rq_env.h
+$(BENCH_OUT)/host_seam.o: kunit/host/host_seam.c module/rq.h kunit/rq_env.h \
+		$(HOST_INCLUDE_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) -c -o $@ $<
 
-$(BENCH_OUT)/host_bench.o: bench/host_bench.cpp kunit/rq_env.h $(KRWQ_HOST_LAYOUT_DIR)/krwq_layout.h
+$(BENCH_OUT)/host_bench.o: bench/host_bench.cpp kunit/rq_env.h $(KRWQ_HOST_LAYOUT_DIR)/krwq_layout.h \
+		$(HOST_INCLUDE_HDRS)
 	@mkdir -p $(dir $@)
 	$(CXX) -std=gnu++20 -O2 -g $(HOST_WARN) $(HOST_CPPFLAGS) -I$(KRWQ_HOST_LAYOUT_DIR) \
 		-c -o $@ $<

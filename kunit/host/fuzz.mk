@@ -13,7 +13,7 @@ $(FUZZ_OUT)/%.o: cxx-core/%.cpp $(KRWQ_HOST_LAYOUT_DIR)/krwq_layout.h $(wildcard
 	@mkdir -p $(dir $@)
 	$(FUZZ_CXX) $(filter-out $(KRWQ_CORE_GCC_ONLY),$(HOST_CORE_FLAGS)) $(FUZZ_SAN) -c -o $@ $<
 
-$(FUZZ_OUT)/rq_fuzz.o: kunit/host/rq_fuzz.cpp cxx-core/krwq_core.h module/rq.h
+$(FUZZ_OUT)/rq_fuzz.o: kunit/host/rq_fuzz.cpp cxx-core/krwq_core.h module/rq.h $(HOST_INCLUDE_HDRS)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CXX) -std=gnu++20 -O1 -g $(HOST_WARN) $(FUZZ_SAN) $(HOST_CPPFLAGS) -c -o $@ $<
 

@@ -13,6 +13,9 @@ HOST_SAN_tsan := -fsanitize=thread
 
 HOST_CPPFLAGS := -I$(HOST_SRC)/cxx-core -I$(HOST_SRC)/kunit/host/host-include \
 	-I$(HOST_SRC)/module -I$(HOST_SRC)/kunit
+# what the C side sees instead of the kernel's headers: a change to it
+# (the host spinlock_t, say) changes module/rq.h's structs
+HOST_INCLUDE_HDRS := $(wildcard kunit/host/host-include/*/*.h)
 HOST_WARN := -Wall -Wextra -Werror -Wno-unused-parameter
 # The core on the host: the kernel's language flags, optimised as the
 # module is, with debug information for the sanitizers' reports.
@@ -25,19 +28,19 @@ build/host-$(1)/%.o: cxx-core/%.cpp $(KRWQ_HOST_LAYOUT_DIR)/krwq_layout.h $(wild
 	@mkdir -p $$(dir $$@)
 	$$(CXX) $$(HOST_CORE_FLAGS) $$(HOST_SAN_$(1)) -c -o $$@ $$<
 
-build/host-$(1)/host_seam.o: kunit/host/host_seam.c module/rq.h kunit/rq_env.h
+build/host-$(1)/host_seam.o: kunit/host/host_seam.c module/rq.h kunit/rq_env.h $(HOST_INCLUDE_HDRS)
 	@mkdir -p $$(dir $$@)
 	$$(CC) -std=gnu11 -O1 -g $$(HOST_WARN) $$(HOST_SAN_$(1)) $$(HOST_CPPFLAGS) -c -o $$@ $$<
 
-build/host-$(1)/rq_cases.o: kunit/rq_cases.c kunit/rq_env.h
+build/host-$(1)/rq_cases.o: kunit/rq_cases.c kunit/rq_env.h $(HOST_INCLUDE_HDRS)
 	@mkdir -p $$(dir $$@)
 	$$(CC) -std=gnu11 -O1 -g $$(HOST_WARN) $$(HOST_SAN_$(1)) $$(HOST_CPPFLAGS) -c -o $$@ $$<
 
-build/host-$(1)/rq_test.o: kunit/host/rq_test.cpp kunit/rq_env.h kunit/host/host-include/kunit/test.h
+build/host-$(1)/rq_test.o: kunit/host/rq_test.cpp kunit/rq_env.h $(HOST_INCLUDE_HDRS)
 	@mkdir -p $$(dir $$@)
 	$$(CXX) -std=gnu++20 -O1 -g $$(HOST_WARN) $$(HOST_SAN_$(1)) $$(HOST_CPPFLAGS) -c -o $$@ $$<
 
-build/host-$(1)/rq_views.o: kunit/rq_views.c module/rq.h kunit/rq_env.h
+build/host-$(1)/rq_views.o: kunit/rq_views.c module/rq.h kunit/rq_env.h $(HOST_INCLUDE_HDRS)
 	@mkdir -p $$(dir $$@)
 	$$(CC) -std=gnu11 -O1 -g $$(HOST_WARN) $$(HOST_SAN_$(1)) $$(HOST_CPPFLAGS) -c -o $$@ $$<
 
