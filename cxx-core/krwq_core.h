@@ -11,8 +11,8 @@
  * Kbuild generates from the real C definitions (module/layout.c).
  *
  * Direction C -> C++: the krwq_rq_*() functions below.
- * Direction C++ -> C: krwq_spin_lock_irqsave()/krwq_spin_unlock_irqrestore()
- * and the flush sink callback; nothing else.
+ * Direction C++ -> C: krwq_spin_lock_irqsave()/krwq_spin_unlock_irqrestore(),
+ * krwq_assert_held() and the flush sink callback; nothing else.
  *
  * Lock order (the one place it is written down; lockdep checks it):
  *   p_lock  ->  c_lock  ->  completion queue lock
@@ -168,6 +168,7 @@ int krwq_rq_resize(struct krwq_rq *rq, void *storage, unsigned int max_wr,
 /* Implemented by the kernel side (module/seam.c, or the host test seam). */
 unsigned long krwq_spin_lock_irqsave(void *lock);
 void krwq_spin_unlock_irqrestore(void *lock, unsigned long flags);
+void krwq_assert_held(const void *lock);
 
 #ifdef __cplusplus
 }

@@ -54,7 +54,7 @@ struct Rwq {
 // spinlock_t, opaque to the core: only its address is used, and only
 // through the seam's lock functions.  Taking one directly is for
 // SpinGuard; the analysis (thread_annotations.h) cannot see into the C
-// side, so these two are where it stops and trusts.
+// side, so these three are where it stops and trusts.
 struct TA_CAP("spinlock") alignas(KRWQ_SPINLOCK_ALIGN) SpinLock {
 	unsigned char bytes[KRWQ_SPINLOCK_SIZE];
 
@@ -66,6 +66,8 @@ struct TA_CAP("spinlock") alignas(KRWQ_SPINLOCK_ALIGN) SpinLock {
 	{
 		krwq_spin_unlock_irqrestore(this, flags);
 	}
+	// lockdep_assert_held() in the kernel; a check of the owner on the host
+	void assert_held() const TA_ASSERT() { krwq_assert_held(this); }
 };
 
 // struct krwq_krwq

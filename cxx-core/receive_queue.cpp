@@ -76,6 +76,8 @@ bool ReceiveQueue::head_for_consumer(u32 *head) const
 // would take; the kernel's own tail stays where it is.
 void ReceiveQueue::refuse_user_posts()
 {
+	q_.kwq->p_lock.assert_held();
+	q_.kwq->c_lock.assert_held();
 	if (user_ring())
 		store_release(q_.wq->tail, next(load_relaxed(q_.kwq->head)));
 }
@@ -90,6 +92,8 @@ void ReceiveQueue::publish_tail(u32 tail)
 // Caller holds both locks.
 void ReceiveQueue::empty_ring()
 {
+	q_.kwq->p_lock.assert_held();
+	q_.kwq->c_lock.assert_held();
 	store_release(q_.kwq->head, 0u);
 	if (user_ring())
 		store_release(q_.wq->head, 0u);
@@ -238,6 +242,8 @@ u32 ReceiveQueue::count()
 // first; returns how many.
 u32 ReceiveQueue::drain(u32 max, const krwq_sink *sink)
 {
+	q_.kwq->p_lock.assert_held();
+	q_.kwq->c_lock.assert_held();
 	u32 head = 0;
 	u32 n = 0;
 	u32 tail = load_relaxed(q_.kwq->tail);

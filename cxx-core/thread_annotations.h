@@ -7,6 +7,10 @@
 // without its lock, or calls a helper without the locks the helper
 // requires, or returns with a lock still held, fails lint.  GCC (which
 // builds the module) has no such analysis: there they expand to nothing.
+//
+// The analysis sees only the core's own code.  Where the core's contract
+// with its C callers says "the caller holds the lock", the run-time half
+// is SpinLock::assert_held(), which is lockdep_assert_held() in the kernel.
 #ifndef KRWQ_THREAD_ANNOTATIONS_H
 #define KRWQ_THREAD_ANNOTATIONS_H
 

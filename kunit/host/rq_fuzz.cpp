@@ -27,8 +27,8 @@
 //  - a limit event disarms the limit.
 // In every mode the target also plays the kernel's lock checker: the core
 // must take p_lock before c_lock, never take a lock twice, hand back each
-// lock's own flags, call the flush sink under p_lock and return with no
-// lock held.  Any divergence aborts with the line that found it.
+// lock's own flags, call the flush sink under p_lock, hold whatever it
+// asserts it holds (krwq_assert_held()) and return with no lock held.  Any divergence aborts with the line that found it.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdint>
@@ -88,6 +88,17 @@ extern "C" unsigned long krwq_spin_lock_irqsave(void *lock)
 		locks.c_flags = flags;
 	}
 	return flags;
+}
+
+// lockdep_assert_held(): where the core says its caller holds a lock
+extern "C" void krwq_assert_held(const void *lock)
+{
+	if (lock == &locks.kwq->p_lock) {
+		EXPECT(locks.p_held);
+	} else {
+		EXPECT(lock == &locks.kwq->c_lock);
+		EXPECT(locks.c_held);
+	}
 }
 
 extern "C" void krwq_spin_unlock_irqrestore(void *lock, unsigned long flags)
