@@ -74,6 +74,7 @@ struct TA_CAP("spinlock") alignas(KRWQ_SPINLOCK_ALIGN) SpinLock {
 // Who reads and writes each member, and with which lock: the contract at
 // the top of receive_queue.h.  Only what is never touched without its lock
 // is TA_GUARDED; the indices are also read lock-free, by the other side.
+// TA_ACQ_BEFORE is module/krwq.h's lock order, for the analysis.
 struct Krwq {
 	SpinLock p_lock TA_ACQ_BEFORE(c_lock);
 	u32 head;

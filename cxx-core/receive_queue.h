@@ -37,8 +37,7 @@ enum class TakeOutcome : int {
 };
 
 // The locks each member function takes or needs are annotated
-// (thread_annotations.h), in the order krwq_core.h documents: p_lock
-// before c_lock.  TA_EXCL: takes the lock itself, so its caller must not
+// (thread_annotations.h); the order they are taken in is module/krwq.h's.  TA_EXCL: takes the lock itself, so its caller must not
 // hold it; TA_REQ: its caller holds the lock.
 class ReceiveQueue {
 public:
