@@ -12,7 +12,8 @@
 # unless KDIR is given (scripts/test-kernel builds it once, then caches).
 kdir = $(or $(KDIR),$(shell scripts/test-kernel))
 
-.PHONY: all modules user demo check check-race host-test fuzz bench clean help kernel lint
+.PHONY: all modules user demo check check-race host-test fuzz bench clean help kernel lint \
+	core-flags-clang
 
 all: modules
 
@@ -51,6 +52,11 @@ fuzz:
 	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_MERGE=1 scripts/check-fuzz
 
 include bench/bench.mk
+
+# The core's flags for clang (cxx-core/core.mk), for scripts/lint's
+# clang-tidy and thread-safety runs.
+core-flags-clang:
+	@echo $(KRWQ_CORE_CLANG_CXXFLAGS) -Wall $(KRWQ_CORE_WARNFLAGS)
 
 bench:
 	scripts/bench

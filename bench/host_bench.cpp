@@ -112,13 +112,13 @@ struct Taken {
 void krwq_post_one(krwq_rq *rq, ib_recv_wr *wr)
 {
 	const ib_recv_wr *bad;
-	if (krwq_rq_post(rq, wr, &bad, nullptr))
+	if (krwq_rq_post(rq, wr, &bad, nullptr, nullptr))
 		fail("krwq_rq_post");
 }
 
 void krwq_take_one(krwq_rq *rq, Taken *out)
 {
-	if (krwq_rq_take(rq, &out->t) != 1)
+	if (krwq_rq_take(rq, &out->t) != KRWQ_TAKE_TAKEN)
 		fail("krwq_rq_take");
 }
 
@@ -365,14 +365,14 @@ void BM_krwq_threads(benchmark::State &state)
 			unsigned spins = 0;
 
 			w.wr.wr_id++;
-			while ((ret = krwq_rq_post(g_shared, &w.wr, &bad, nullptr)) == -KRWQ_ENOMEM)
+			while ((ret = krwq_rq_post(g_shared, &w.wr, &bad, nullptr, nullptr)) == -KRWQ_ENOMEM)
 				backoff(&spins);
 			if (ret)
 				fail("krwq_rq_post");
 		} else {
 			unsigned spins = 0;
 
-			while (krwq_rq_take(g_shared, &out.t) == 0)
+			while (krwq_rq_take(g_shared, &out.t) == KRWQ_TAKE_EMPTY)
 				backoff(&spins);
 		}
 	}

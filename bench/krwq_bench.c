@@ -298,11 +298,16 @@ static int bench_take_krwq(struct bench_target *t)
 {
 	struct krwq_qp *qp = container_of(t->qp, struct krwq_qp, ibqp);
 	struct krwq_taken taken = { .sg_list = t->taken };
-	int ret = krwq_rq_take(&qp->rq, &taken);
 
-	if (ret > 0)
+	switch (krwq_rq_take(&qp->rq, &taken)) {
+	case KRWQ_TAKE_TAKEN:
 		t->last_wr_id = taken.wr_id;
-	return ret;
+		return 1;
+	case KRWQ_TAKE_EMPTY:
+		return 0;
+	default:
+		return -EINVAL;
+	}
 }
 
 static int bench_target_init(struct bench_target *t)

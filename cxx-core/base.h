@@ -35,29 +35,31 @@ constexpr int to_errno(Status s)
 
 // Shared indices are only ever touched through these, so every access
 // names its ordering.  The builtins are the compiler's own; they need no
-// runtime library and KCSAN/TSan see them as atomic.
+// runtime library and KCSAN/TSan see them as atomic.  They take the
+// index by reference, so clang's thread-safety analysis checks an access
+// to a guarded one like any other (-Wthread-safety-reference).
 template <typename T>
-inline T load_acquire(const T *p)
+inline T load_acquire(const T &x)
 {
-	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&x, __ATOMIC_ACQUIRE);
 }
 
 template <typename T>
-inline T load_relaxed(const T *p)
+inline T load_relaxed(const T &x)
 {
-	return __atomic_load_n(p, __ATOMIC_RELAXED);
+	return __atomic_load_n(&x, __ATOMIC_RELAXED);
 }
 
 template <typename T>
-inline void store_release(T *p, T v)
+inline void store_release(T &x, T v)
 {
-	__atomic_store_n(p, v, __ATOMIC_RELEASE);
+	__atomic_store_n(&x, v, __ATOMIC_RELEASE);
 }
 
 template <typename T>
-inline void store_relaxed(T *p, T v)
+inline void store_relaxed(T &x, T v)
 {
-	__atomic_store_n(p, v, __ATOMIC_RELAXED);
+	__atomic_store_n(&x, v, __ATOMIC_RELAXED);
 }
 
 // Byte copy that the compiler may turn into memcpy; entries are small.

@@ -5,11 +5,16 @@
 // checked against krwq_layout.h, which Kbuild generates from the real C
 // definitions for the kernel being built against; a change on the C side
 // that this view does not follow fails the build here.
+//
+// One name per thing: the view of C's struct krwq_<name> (or ib_<name>)
+// is krwq::<Name>, and its members keep C's names, so a reader who knows
+// one side can read the other.
 #ifndef KRWQ_LAYOUT_H
 #define KRWQ_LAYOUT_H
 
 #include "base.h"
 #include "krwq_layout.h"
+#include "thread_annotations.h"
 
 namespace krwq {
 
@@ -39,37 +44,55 @@ struct Rwqe {
 };
 
 // struct krwq_rwq: a user-mappable ring
-struct UserRing {
+struct Rwq {
 	u32 head;
 	u32 tail;
 
 	Rwqe *entries() { return byte_offset<Rwqe>(this, KRWQ_RWQ_WQ); }
 };
 
-// A kernel spinlock_t, opaque to the core: only its address is used.
-struct alignas(KRWQ_SPINLOCK_ALIGN) LockBytes {
+// spinlock_t, opaque to the core: only its address is used, and only
+// through the seam's lock functions.  Taking one directly is for
+// SpinGuard; the analysis (thread_annotations.h) cannot see into the C
+// side, so these three are where it stops and trusts.
+struct TA_CAP("spinlock") alignas(KRWQ_SPINLOCK_ALIGN) SpinLock {
 	unsigned char bytes[KRWQ_SPINLOCK_SIZE];
+
+	unsigned long lock_irqsave() TA_ACQ() TA_NO_ANALYSIS
+	{
+		return krwq_spin_lock_irqsave(this);
+	}
+	void unlock_irqrestore(unsigned long flags) TA_REL() TA_NO_ANALYSIS
+	{
+		krwq_spin_unlock_irqrestore(this, flags);
+	}
+	// lockdep_assert_held() in the kernel; a check of the owner on the host
+	void assert_held() const TA_ASSERT() { krwq_assert_held(this); }
 };
 
 // struct krwq_krwq
-struct KernelRing {
-	LockBytes p_lock;
+// Who reads and writes each member, and with which lock: the contract at
+// the top of receive_queue.h.  Only what is never touched without its lock
+// is TA_GUARDED; the indices are also read lock-free, by the other side.
+// TA_ACQ_BEFORE is module/krwq.h's lock order, for the analysis.
+struct Krwq {
+	SpinLock p_lock TA_ACQ_BEFORE(c_lock);
 	u32 head;
-	alignas(KRWQ_CACHE_LINE) LockBytes c_lock;
+	alignas(KRWQ_CACHE_LINE) SpinLock c_lock;
 	u32 tail;
-	u32 count;
+	u32 count TA_GUARDED(c_lock);
 	Rwqe *curr_wq;
 
 	Rwqe *inline_entries() { return byte_offset<Rwqe>(this, KRWQ_KRWQ_WQ); }
 };
 
 // struct krwq_rq
-struct QueueDesc {
-	UserRing *wq;
-	KernelRing *kwq;
-	u32 size;
+struct Rq {
+	Rwq *wq;
+	Krwq *kwq;
+	u32 slots;
 	u32 stride;
-	u32 limit;
+	u32 limit TA_GUARDED(kwq->c_lock); // but ReceiveQueue::limit() reads it lock-free
 	u8 max_sge;
 	u8 state;
 };
@@ -97,33 +120,33 @@ KRWQ_CHECK_OFFSET(Rwqe, num_sge, KRWQ_RWQE_NUM_SGE);
 static_assert(KRWQ_RWQE_SG_LIST == sizeof(Rwqe), "sg_list must follow the WQE header");
 static_assert(KRWQ_RWQE_SG_LIST % alignof(Sge) == 0, "sg_list must be aligned for Sge");
 
-KRWQ_CHECK_SIZE(UserRing, KRWQ_RWQ_SIZE);
-KRWQ_CHECK_OFFSET(UserRing, head, KRWQ_RWQ_HEAD);
-KRWQ_CHECK_OFFSET(UserRing, tail, KRWQ_RWQ_TAIL);
-static_assert(KRWQ_RWQ_WQ == sizeof(UserRing), "user entries must follow head and tail");
+KRWQ_CHECK_SIZE(Rwq, KRWQ_RWQ_SIZE);
+KRWQ_CHECK_OFFSET(Rwq, head, KRWQ_RWQ_HEAD);
+KRWQ_CHECK_OFFSET(Rwq, tail, KRWQ_RWQ_TAIL);
+static_assert(KRWQ_RWQ_WQ == sizeof(Rwq), "user entries must follow head and tail");
 
-KRWQ_CHECK_SIZE(LockBytes, KRWQ_SPINLOCK_SIZE);
-KRWQ_CHECK_SIZE(KernelRing, KRWQ_KRWQ_SIZE);
-KRWQ_CHECK_OFFSET(KernelRing, p_lock, KRWQ_KRWQ_P_LOCK);
-KRWQ_CHECK_OFFSET(KernelRing, head, KRWQ_KRWQ_HEAD);
-KRWQ_CHECK_OFFSET(KernelRing, c_lock, KRWQ_KRWQ_C_LOCK);
-KRWQ_CHECK_OFFSET(KernelRing, tail, KRWQ_KRWQ_TAIL);
-KRWQ_CHECK_OFFSET(KernelRing, count, KRWQ_KRWQ_COUNT);
-KRWQ_CHECK_OFFSET(KernelRing, curr_wq, KRWQ_KRWQ_CURR_WQ);
-static_assert(KRWQ_KRWQ_WQ == __builtin_offsetof(KernelRing, curr_wq) + sizeof(void *),
+KRWQ_CHECK_SIZE(SpinLock, KRWQ_SPINLOCK_SIZE);
+KRWQ_CHECK_SIZE(Krwq, KRWQ_KRWQ_SIZE);
+KRWQ_CHECK_OFFSET(Krwq, p_lock, KRWQ_KRWQ_P_LOCK);
+KRWQ_CHECK_OFFSET(Krwq, head, KRWQ_KRWQ_HEAD);
+KRWQ_CHECK_OFFSET(Krwq, c_lock, KRWQ_KRWQ_C_LOCK);
+KRWQ_CHECK_OFFSET(Krwq, tail, KRWQ_KRWQ_TAIL);
+KRWQ_CHECK_OFFSET(Krwq, count, KRWQ_KRWQ_COUNT);
+KRWQ_CHECK_OFFSET(Krwq, curr_wq, KRWQ_KRWQ_CURR_WQ);
+static_assert(KRWQ_KRWQ_WQ == __builtin_offsetof(Krwq, curr_wq) + sizeof(void *),
 	      "wq[] must follow curr_wq");
 static_assert(KRWQ_KRWQ_C_LOCK % KRWQ_CACHE_LINE == 0, "c_lock must start a cache line");
 static_assert(KRWQ_KRWQ_C_LOCK >= KRWQ_KRWQ_HEAD + sizeof(u32),
 	      "the consumer lock must not share a line with the producer side");
 
-KRWQ_CHECK_SIZE(QueueDesc, KRWQ_RQ_SIZE);
-KRWQ_CHECK_OFFSET(QueueDesc, wq, KRWQ_RQ_WQ);
-KRWQ_CHECK_OFFSET(QueueDesc, kwq, KRWQ_RQ_KWQ);
-KRWQ_CHECK_OFFSET(QueueDesc, size, KRWQ_RQ_SLOTS);
-KRWQ_CHECK_OFFSET(QueueDesc, stride, KRWQ_RQ_STRIDE);
-KRWQ_CHECK_OFFSET(QueueDesc, limit, KRWQ_RQ_LIMIT);
-KRWQ_CHECK_OFFSET(QueueDesc, max_sge, KRWQ_RQ_MAX_SGE);
-KRWQ_CHECK_OFFSET(QueueDesc, state, KRWQ_RQ_STATE);
+KRWQ_CHECK_SIZE(Rq, KRWQ_RQ_SIZE);
+KRWQ_CHECK_OFFSET(Rq, wq, KRWQ_RQ_WQ);
+KRWQ_CHECK_OFFSET(Rq, kwq, KRWQ_RQ_KWQ);
+KRWQ_CHECK_OFFSET(Rq, slots, KRWQ_RQ_SLOTS);
+KRWQ_CHECK_OFFSET(Rq, stride, KRWQ_RQ_STRIDE);
+KRWQ_CHECK_OFFSET(Rq, limit, KRWQ_RQ_LIMIT);
+KRWQ_CHECK_OFFSET(Rq, max_sge, KRWQ_RQ_MAX_SGE);
+KRWQ_CHECK_OFFSET(Rq, state, KRWQ_RQ_STATE);
 
 #undef KRWQ_CHECK_SIZE
 #undef KRWQ_CHECK_OFFSET

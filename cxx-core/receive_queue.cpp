@@ -40,13 +40,17 @@ void copy_sges(Sge *dst, const Sge *src, u32 n)
 
 } // namespace
 
-void ReceiveQueue::init(KernelRing *kwq, void *storage, bool user, const krwq_geometry &geo,
-			u32 max_sge)
+void ReceiveQueue::init(Krwq *kwq, void *storage, bool user, const krwq_geometry &geo, u32 max_sge)
 {
-	// Nobody else can see the queue yet: plain stores are enough.
+	// Nobody else can see the queue yet, but its locks are initialised
+	// (krwq_core.h), and taking them costs nothing here: every write
+	// below is then under the locks that guard it, for the analysis and
+	// for lockdep alike.
 	q_.kwq = kwq;
-	q_.wq = user ? static_cast<UserRing *>(storage) : nullptr;
-	q_.size = geo.slots;
+	SpinGuard producer(q_.kwq->p_lock);
+	SpinGuard consumer(q_.kwq->c_lock);
+	q_.wq = user ? static_cast<Rwq *>(storage) : nullptr;
+	q_.slots = geo.slots;
 	q_.stride = geo.stride;
 	q_.max_sge = static_cast<u8>(max_sge);
 	q_.limit = 0;
@@ -60,8 +64,8 @@ void ReceiveQueue::init(KernelRing *kwq, void *storage, bool user, const krwq_ge
 // untrusted: a value outside the ring means "nothing posted".
 bool ReceiveQueue::head_for_consumer(u32 *head) const
 {
-	const u32 h = load_acquire(user_ring() ? &q_.wq->head : &q_.kwq->head);
-	if (h >= q_.size)
+	const u32 h = load_acquire(user_ring() ? q_.wq->head : q_.kwq->head);
+	if (h >= q_.slots)
 		return false;
 	*head = h;
 	return true;
@@ -72,31 +76,36 @@ bool ReceiveQueue::head_for_consumer(u32 *head) const
 // would take; the kernel's own tail stays where it is.
 void ReceiveQueue::refuse_user_posts()
 {
+	q_.kwq->p_lock.assert_held();
+	q_.kwq->c_lock.assert_held();
 	if (user_ring())
-		store_release(&q_.wq->tail, next(load_relaxed(&q_.kwq->head)));
+		store_release(q_.wq->tail, next(load_relaxed(q_.kwq->head)));
 }
 
 void ReceiveQueue::publish_tail(u32 tail)
 {
-	store_release(&q_.kwq->tail, tail);
+	store_release(q_.kwq->tail, tail);
 	if (user_ring())
-		store_release(&q_.wq->tail, tail);
+		store_release(q_.wq->tail, tail);
 }
 
 // Caller holds both locks.
 void ReceiveQueue::empty_ring()
 {
-	store_release(&q_.kwq->head, 0u);
+	q_.kwq->p_lock.assert_held();
+	q_.kwq->c_lock.assert_held();
+	store_release(q_.kwq->head, 0u);
 	if (user_ring())
-		store_release(&q_.wq->head, 0u);
+		store_release(q_.wq->head, 0u);
 	publish_tail(0);
 	q_.kwq->count = 0;
 }
 
-Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_sink *sink)
+Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_sink *sink,
+			  u32 *posted)
 {
-	KernelRing &k = *q_.kwq;
-	SpinGuard producer(&k.p_lock);
+	*posted = 0;
+	SpinGuard producer(q_.kwq->p_lock);
 
 	const auto state = static_cast<krwq_rq_state>(q_.state);
 	if (state == KRWQ_RQ_RESET) {
@@ -106,19 +115,20 @@ Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_si
 
 	u32 head = 0;
 	if (user_ring()) {
-		head = load_acquire(&q_.wq->head);
-		if (head >= q_.size) {
+		head = load_acquire(q_.wq->head);
+		if (head >= q_.slots) {
 			*bad_wr = wr;
 			return Status::kInvalid;
 		}
 	} else {
-		head = load_relaxed(&k.head); // only p_lock holders write it
+		head = load_relaxed(q_.kwq->head); // only p_lock holders write it
 	}
 	const u32 first_head = head;
-	u32 tail = load_acquire(&k.tail);
+	u32 tail = load_acquire(q_.kwq->tail);
 	Status status = Status::kOk;
+	u32 n = 0;
 
-	for (; wr; wr = wr->next) {
+	for (; wr; wr = wr->next, n++) {
 		if (wr->num_sge < 0 || static_cast<u32>(wr->num_sge) > q_.max_sge) {
 			status = Status::kInvalid;
 			break;
@@ -133,7 +143,7 @@ Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_si
 		}
 		const u32 after = next(head);
 		if (after == tail) {
-			tail = load_acquire(&k.tail); // a consumer may have moved on
+			tail = load_acquire(q_.kwq->tail); // a consumer may have moved on
 			if (after == tail) {
 				status = Status::kNoMemory;
 				break;
@@ -147,11 +157,12 @@ Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_si
 	}
 	if (status != Status::kOk)
 		*bad_wr = wr;
+	*posted = n;
 
 	// One release store makes every entry written above visible to
 	// consumers, which read the head with an acquire load.
 	if (head != first_head)
-		store_release(user_ring() ? &q_.wq->head : &k.head, head);
+		store_release(user_ring() ? q_.wq->head : q_.kwq->head, head);
 	return status;
 }
 
@@ -160,34 +171,33 @@ Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_si
 static_assert(sizeof(krwq_taken) == 24 && __builtin_offsetof(krwq_taken, sg_list) == 16,
 	      "a new krwq_taken field must be written by every path of take()");
 
-TakeResult ReceiveQueue::take(krwq_taken *out, u32 need)
+TakeOutcome ReceiveQueue::take(krwq_taken *out, u32 need)
 {
 	out->wr_id = 0;
 	out->num_sge = 0;
 	out->flags = 0;
 
-	KernelRing &k = *q_.kwq;
-	SpinGuard consumer(&k.c_lock);
+	SpinGuard consumer(q_.kwq->c_lock);
 
 	if (q_.state != KRWQ_RQ_ACTIVE)
-		return TakeResult::kEmpty;
+		return TakeOutcome::kEmpty;
 
-	const u32 tail = load_relaxed(&k.tail); // only c_lock holders write it
-	if (k.count < kCountRefresh) {
+	const u32 tail = load_relaxed(q_.kwq->tail); // only c_lock holders write it
+	if (q_.kwq->count < kCountRefresh) {
 		u32 head = 0;
-		k.count = head_for_consumer(&head) ? occupancy(head, tail) : 0;
-		if (k.count == 0)
-			return TakeResult::kEmpty;
+		q_.kwq->count = head_for_consumer(&head) ? occupancy(head, tail) : 0;
+		if (q_.kwq->count == 0)
+			return TakeOutcome::kEmpty;
 	}
 
 	// Copy the entry once; in a user ring it may change under us, so
 	// nothing below reads the ring again.
 	const Rwqe *e = entry(tail);
-	const u8 num_sge = load_relaxed(&e->num_sge);
-	out->wr_id = load_relaxed(&e->wr_id);
-	TakeResult result = TakeResult::kTaken;
+	const u8 num_sge = load_relaxed(e->num_sge);
+	out->wr_id = load_relaxed(e->wr_id);
+	TakeOutcome result = TakeOutcome::kTaken;
 	if (num_sge > q_.max_sge) {
-		result = TakeResult::kMalformed; // num_sge stays 0
+		result = TakeOutcome::kMalformed; // num_sge stays 0
 	} else {
 		out->num_sge = num_sge;
 		// the caller's array of struct ib_sge, which layout.h's
@@ -199,19 +209,19 @@ TakeResult ReceiveQueue::take(krwq_taken *out, u32 need)
 		for (u32 i = 0; i < num_sge; i++)
 			room += sges[i].length;
 		if (room < need)
-			return TakeResult::kTooSmall; // tail and count unchanged
+			return TakeOutcome::kTooSmall; // tail and count unchanged
 	}
 
 	publish_tail(next(tail));
-	k.count--;
+	q_.kwq->count--;
 
 	// SRQ limit: the cached count is a lower bound, so only when it is
 	// under the limit is the real length worth reading.
-	if (q_.limit && k.count < q_.limit) {
+	if (q_.limit && q_.kwq->count < q_.limit) {
 		u32 head = 0;
-		k.count = head_for_consumer(&head) ? occupancy(head, next(tail)) : 0;
-		if (k.count < q_.limit) {
-			store_relaxed(&q_.limit, 0u);
+		q_.kwq->count = head_for_consumer(&head) ? occupancy(head, next(tail)) : 0;
+		if (q_.kwq->count < q_.limit) {
+			store_relaxed(q_.limit, 0u);
 			out->flags |= KRWQ_TAKEN_LIMIT_REACHED;
 		}
 	}
@@ -220,39 +230,38 @@ TakeResult ReceiveQueue::take(krwq_taken *out, u32 need)
 
 u32 ReceiveQueue::count()
 {
-	KernelRing &k = *q_.kwq;
-	SpinGuard consumer(&k.c_lock);
+	SpinGuard consumer(q_.kwq->c_lock);
 	u32 head = 0;
 	if (!head_for_consumer(&head))
 		return 0;
-	k.count = occupancy(head, load_relaxed(&k.tail));
-	return k.count;
+	q_.kwq->count = occupancy(head, load_relaxed(q_.kwq->tail));
+	return q_.kwq->count;
 }
 
 // Caller holds both locks.  Completes up to max posted entries, oldest
 // first; returns how many.
 u32 ReceiveQueue::drain(u32 max, const krwq_sink *sink)
 {
-	KernelRing &k = *q_.kwq;
+	q_.kwq->p_lock.assert_held();
+	q_.kwq->c_lock.assert_held();
 	u32 head = 0;
 	u32 n = 0;
-	u32 tail = load_relaxed(&k.tail);
+	u32 tail = load_relaxed(q_.kwq->tail);
 	if (head_for_consumer(&head)) {
 		for (; tail != head && n < max; tail = next(tail), n++) {
 			if (sink)
-				sink->flushed(sink->ctx, load_relaxed(&entry(tail)->wr_id));
+				sink->flushed(sink->ctx, load_relaxed(entry(tail)->wr_id));
 		}
 	}
 	publish_tail(tail);
-	k.count = 0; // a lower bound; take() recomputes it
+	q_.kwq->count = 0; // a lower bound; take() recomputes it
 	return n;
 }
 
 u32 ReceiveQueue::flush(u32 max, const krwq_sink *sink)
 {
-	KernelRing &k = *q_.kwq;
-	SpinGuard producer(&k.p_lock);
-	SpinGuard consumer(&k.c_lock);
+	SpinGuard producer(q_.kwq->p_lock);
+	SpinGuard consumer(q_.kwq->c_lock);
 
 	if (q_.state != KRWQ_RQ_FLUSH)
 		return 0;
@@ -261,13 +270,12 @@ u32 ReceiveQueue::flush(u32 max, const krwq_sink *sink)
 
 void ReceiveQueue::set_state(krwq_rq_state state, const krwq_sink *sink)
 {
-	KernelRing &k = *q_.kwq;
-	SpinGuard producer(&k.p_lock);
-	SpinGuard consumer(&k.c_lock);
+	SpinGuard producer(q_.kwq->p_lock);
+	SpinGuard consumer(q_.kwq->c_lock);
 
 	const auto was = static_cast<krwq_rq_state>(q_.state);
 	if (state == KRWQ_RQ_FLUSH)
-		drain(q_.size, sink); // a ring never holds more than size - 1
+		drain(q_.slots, sink); // a ring never holds more than slots - 1
 	else if (state == KRWQ_RQ_RESET || was == KRWQ_RQ_RESET)
 		empty_ring(); // leaving RESET: whatever user space wrote is gone
 	q_.state = static_cast<u8>(state);
@@ -277,16 +285,16 @@ void ReceiveQueue::set_state(krwq_rq_state state, const krwq_sink *sink)
 
 krwq_rq_state ReceiveQueue::state() const
 {
-	SpinGuard consumer(&q_.kwq->c_lock);
+	SpinGuard consumer(q_.kwq->c_lock);
 	return static_cast<krwq_rq_state>(q_.state);
 }
 
 Status ReceiveQueue::set_limit(u32 limit)
 {
-	SpinGuard consumer(&q_.kwq->c_lock);
+	SpinGuard consumer(q_.kwq->c_lock);
 	if (limit > max_wr())
 		return Status::kInvalid;
-	store_relaxed(&q_.limit, limit);
+	store_relaxed(q_.limit, limit);
 	return Status::kOk;
 }
 
@@ -298,39 +306,39 @@ Status ReceiveQueue::resize(void *storage, u32 max_wr, const u32 *new_limit, voi
 		return Status::kInvalid;
 
 	// Producers and consumers are both shut out while entries move.
-	KernelRing &k = *q_.kwq;
-	SpinGuard producer(&k.p_lock);
-	SpinGuard consumer(&k.c_lock);
+	SpinGuard producer(q_.kwq->p_lock);
+	SpinGuard consumer(q_.kwq->c_lock);
 
 	u32 head = 0;
-	const u32 tail = load_relaxed(&k.tail);
+	const u32 tail = load_relaxed(q_.kwq->tail);
 	const u32 n = head_for_consumer(&head) ? occupancy(head, tail) : 0;
 	const u32 limit = new_limit ? *new_limit : q_.limit;
 	if (n >= geo.slots || limit >= geo.slots)
 		return Status::kInvalid;
 
-	UserRing *new_user = user_ring() ? static_cast<UserRing *>(storage) : nullptr;
+	Rwq *new_user = user_ring() ? static_cast<Rwq *>(storage) : nullptr;
 	Rwqe *new_entries = new_user ? new_user->entries() : static_cast<Rwqe *>(storage);
 	// The queued entries are at most two runs of the old ring, from the
 	// tail to its end and then from slot 0; each run moves in one copy
 	// (the stride is the same: max_sge does not change).
-	const u32 first = n < q_.size - tail ? n : q_.size - tail;
+	const u32 first = n < q_.slots - tail ? n : q_.slots - tail;
 	copy_bytes(new_entries, entry(tail), static_cast<usize>(first) * geo.stride);
 	copy_bytes(byte_offset<char>(new_entries, static_cast<usize>(first) * geo.stride), entry(0),
 		   static_cast<usize>(n - first) * geo.stride);
 
-	*old_storage = user_ring() ? static_cast<void *>(q_.wq) : static_cast<void *>(k.curr_wq);
-	k.curr_wq = new_entries;
+	*old_storage =
+		user_ring() ? static_cast<void *>(q_.wq) : static_cast<void *>(q_.kwq->curr_wq);
+	q_.kwq->curr_wq = new_entries;
 	q_.wq = new_user;
-	q_.size = geo.slots;
-	store_relaxed(&q_.limit, limit);
-	store_release(&k.head, n);
+	q_.slots = geo.slots;
+	store_relaxed(q_.limit, limit);
+	store_release(q_.kwq->head, n);
 	if (new_user)
-		store_release(&new_user->head, n);
+		store_release(new_user->head, n);
 	publish_tail(0);
 	if (q_.state == KRWQ_RQ_RESET)
 		refuse_user_posts();
-	k.count = n;
+	q_.kwq->count = n;
 	return Status::kOk;
 }
 

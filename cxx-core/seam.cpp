@@ -31,28 +31,31 @@ int krwq_rq_init(krwq_rq *rq, krwq_krwq *kwq, void *storage, unsigned int flags,
 	krwq_geometry geo{};
 	const auto status = krwq::compute_geometry(max_wr, max_sge, &geo);
 	if (status == krwq::Status::kOk)
-		ReceiveQueue(rq).init(reinterpret_cast<krwq::KernelRing *>(kwq), storage,
+		ReceiveQueue(rq).init(reinterpret_cast<krwq::Krwq *>(kwq), storage,
 				      flags & KRWQ_RING_USER, geo, max_sge);
 	return krwq::to_errno(status);
 }
 
 int krwq_rq_post(krwq_rq *rq, const ib_recv_wr *wr, const ib_recv_wr **bad_wr,
-		 const krwq_sink *sink)
+		 const krwq_sink *sink, unsigned int *posted)
 {
 	const RecvWr *bad = nullptr;
-	const auto status = ReceiveQueue(rq).post(as_recv_wr(wr), &bad, sink);
+	krwq::u32 n = 0;
+	const auto status = ReceiveQueue(rq).post(as_recv_wr(wr), &bad, sink, &n);
 	*bad_wr = reinterpret_cast<const ib_recv_wr *>(bad); // null on success
+	if (posted)
+		*posted = n;
 	return krwq::to_errno(status);
 }
 
-int krwq_rq_take(krwq_rq *rq, krwq_taken *out)
+krwq_take_outcome krwq_rq_take(krwq_rq *rq, krwq_taken *out)
 {
-	return static_cast<int>(ReceiveQueue(rq).take(out));
+	return static_cast<krwq_take_outcome>(ReceiveQueue(rq).take(out));
 }
 
-int krwq_rq_take_fitting(krwq_rq *rq, krwq_taken *out, unsigned int need)
+krwq_take_outcome krwq_rq_take_fitting(krwq_rq *rq, krwq_taken *out, unsigned int need)
 {
-	return static_cast<int>(ReceiveQueue(rq).take(out, need));
+	return static_cast<krwq_take_outcome>(ReceiveQueue(rq).take(out, need));
 }
 
 unsigned int krwq_rq_count(krwq_rq *rq)

@@ -69,7 +69,7 @@ static int post_one(struct krwq_rq *rq, u64 wr_id, int num_sge)
 	const struct ib_recv_wr *bad = NULL;
 
 	fill_sges(sge, num_sge < SGE_MAX ? num_sge : SGE_MAX, wr_id);
-	return krwq_rq_post(rq, &wr, &bad, NULL);
+	return krwq_rq_post(rq, &wr, &bad, NULL, NULL);
 }
 
 static int post_range(struct krwq_rq *rq, u64 first, int n, int num_sge)
@@ -90,12 +90,13 @@ static bool take_expect(struct kunit *t, struct krwq_rq *rq, u64 wr_id,
 {
 	struct ib_sge got[SGE_MAX], want[SGE_MAX];
 	struct krwq_taken out = { .sg_list = got };
-	int i, ret;
+	enum krwq_take_outcome ret;
+	int i;
 
 	ret = krwq_rq_take(rq, &out);
-	KUNIT_EXPECT_EQ(t, ret, 1);
+	KUNIT_EXPECT_EQ(t, ret, KRWQ_TAKE_TAKEN);
 	KUNIT_EXPECT_EQ(t, out.wr_id, wr_id);
-	if (ret != 1 || out.wr_id != wr_id)
+	if (ret != KRWQ_TAKE_TAKEN || out.wr_id != wr_id)
 		return false;
 	KUNIT_EXPECT_EQ(t, out.num_sge, (u32)num_sge);
 	fill_sges(want, num_sge, wr_id);
@@ -107,7 +108,8 @@ static bool take_expect(struct kunit *t, struct krwq_rq *rq, u64 wr_id,
 	return true;
 }
 
-static int take_any(struct krwq_rq *rq, struct krwq_taken *out)
+static enum krwq_take_outcome take_any(struct krwq_rq *rq,
+				       struct krwq_taken *out)
 {
 	static struct ib_sge scratch[256]; /* contents are never read */
 
@@ -183,11 +185,13 @@ static void post_in_reset_fails(struct kunit *t)
 {
 	struct krwq_rq *rq = rq_env_new(t, 4, 1, 0);
 	const struct ib_recv_wr *bad = NULL;
+	unsigned int posted = ~0u;
 	struct wr_list l;
 
 	KUNIT_ASSERT_TRUE(t, rq);
 	KUNIT_ASSERT_TRUE(t, make_list(&l, 2, 1, 1));
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL, &posted), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, posted, 0u);
 	KUNIT_EXPECT_PTR_EQ(t, bad, &l.wr[0]);
 	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
 	free_list(&l);
@@ -225,12 +229,14 @@ static void post_list_full_midway(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 8, 2, 0);
 	const struct ib_recv_wr *bad = NULL;
+	unsigned int posted = ~0u;
 	struct wr_list l;
 	int i;
 
 	KUNIT_ASSERT_TRUE(t, rq);
 	KUNIT_ASSERT_TRUE(t, make_list(&l, 11, 100, 2));
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL), -KRWQ_ENOMEM);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL, &posted), -KRWQ_ENOMEM);
+	KUNIT_EXPECT_EQ(t, posted, 8u);
 	KUNIT_EXPECT_PTR_EQ(t, bad, &l.wr[8]);
 	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 8u);
 	for (i = 0; i < 8; i++)
@@ -243,12 +249,14 @@ static void post_too_many_sge(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 8, 2, 0);
 	const struct ib_recv_wr *bad = NULL;
+	unsigned int posted = ~0u;
 	struct wr_list l;
 
 	KUNIT_ASSERT_TRUE(t, rq);
 	KUNIT_ASSERT_TRUE(t, make_list(&l, 4, 1, 2));
 	l.wr[2].num_sge = 3;
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL, &posted), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, posted, 2u);
 	KUNIT_EXPECT_PTR_EQ(t, bad, &l.wr[2]);
 	/* the WRs before the bad one stay posted */
 	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 2u);
@@ -267,7 +275,7 @@ static void post_negative_sge(struct kunit *t)
 	KUNIT_ASSERT_TRUE(t, rq);
 	KUNIT_ASSERT_TRUE(t, make_list(&l, 1, 1, 1));
 	l.wr[0].num_sge = -1;
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL, NULL), -KRWQ_EINVAL);
 	KUNIT_EXPECT_PTR_EQ(t, bad, &l.wr[0]);
 	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
 	free_list(&l);
@@ -281,7 +289,7 @@ static void post_zero_sge(struct kunit *t)
 	const struct ib_recv_wr *bad = NULL;
 
 	KUNIT_ASSERT_TRUE(t, rq);
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL, NULL), 0);
 	take_expect(t, rq, 9, 0);
 	rq_env_free(rq);
 }
@@ -290,9 +298,11 @@ static void post_empty_list(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 2, 1, 0);
 	const struct ib_recv_wr *bad = NULL;
+	unsigned int posted = ~0u;
 
 	KUNIT_ASSERT_TRUE(t, rq);
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, NULL, &bad, NULL), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, NULL, &bad, NULL, &posted), 0);
+	KUNIT_EXPECT_EQ(t, posted, 0u);
 	KUNIT_EXPECT_PTR_EQ(t, bad, NULL);
 	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
 	rq_env_free(rq);
@@ -307,7 +317,7 @@ static void post_copies_sges(struct kunit *t)
 
 	KUNIT_ASSERT_TRUE(t, rq);
 	fill_sges(sge, 2, 5);
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL, NULL), 0);
 	/* the caller may reuse its WR and SGEs as soon as post returns */
 	fill_sges(sge, 2, 77);
 	wr.wr_id = 77;
@@ -342,7 +352,7 @@ static void post_in_init_not_taken(struct kunit *t)
 	KUNIT_ASSERT_TRUE(t, rq);
 	krwq_rq_set_state(rq, KRWQ_RQ_POST_ONLY, NULL);
 	KUNIT_EXPECT_EQ(t, post_one(rq, 1, 1), 0);
-	KUNIT_EXPECT_EQ(t, take_any(rq, &out), 0);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), KRWQ_TAKE_EMPTY);
 	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 1u);
 	krwq_rq_set_state(rq, KRWQ_RQ_ACTIVE, NULL);
 	take_expect(t, rq, 1, 1);
@@ -355,13 +365,15 @@ static void post_in_error_flushes(struct kunit *t)
 	struct flush_log log = { .n = 0 };
 	struct krwq_sink sink = { .flushed = log_flushed, .ctx = &log };
 	const struct ib_recv_wr *bad = NULL;
+	unsigned int posted = ~0u;
 	struct wr_list l;
 
 	KUNIT_ASSERT_TRUE(t, rq);
 	KUNIT_ASSERT_TRUE(t, make_list(&l, 6, 10, 1));
 	krwq_rq_set_state(rq, KRWQ_RQ_FLUSH, &sink);
 	/* more WRs than the ring holds: none is queued, all complete */
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, &sink), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, &sink, &posted), 0);
+	KUNIT_EXPECT_EQ(t, posted, 6u);	/* flushed WRs count as posted */
 	KUNIT_EXPECT_EQ(t, log.n, 6);
 	KUNIT_EXPECT_EQ(t, log.ids[0], 10ull);
 	KUNIT_EXPECT_EQ(t, log.ids[5], 15ull);
@@ -376,13 +388,15 @@ static void post_in_error_checks_sge(struct kunit *t)
 	struct flush_log log = { .n = 0 };
 	struct krwq_sink sink = { .flushed = log_flushed, .ctx = &log };
 	const struct ib_recv_wr *bad = NULL;
+	unsigned int posted = ~0u;
 	struct wr_list l;
 
 	KUNIT_ASSERT_TRUE(t, rq);
 	KUNIT_ASSERT_TRUE(t, make_list(&l, 3, 1, 1));
 	l.wr[1].num_sge = 2;
 	krwq_rq_set_state(rq, KRWQ_RQ_FLUSH, &sink);
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, &sink), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, &sink, &posted), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, posted, 1u);
 	KUNIT_EXPECT_PTR_EQ(t, bad, &l.wr[1]);
 	KUNIT_EXPECT_EQ(t, log.n, 1);
 	free_list(&l);
@@ -407,10 +421,10 @@ static void take_empty(struct kunit *t)
 	struct krwq_taken out;
 
 	KUNIT_ASSERT_TRUE(t, rq);
-	KUNIT_EXPECT_EQ(t, take_any(rq, &out), 0);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), KRWQ_TAKE_EMPTY);
 	KUNIT_EXPECT_EQ(t, post_one(rq, 1, 1), 0);
-	KUNIT_EXPECT_EQ(t, take_any(rq, &out), 1);
-	KUNIT_EXPECT_EQ(t, take_any(rq, &out), 0);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), KRWQ_TAKE_TAKEN);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), KRWQ_TAKE_EMPTY);
 	rq_env_free(rq);
 }
 
@@ -425,13 +439,13 @@ static void take_fitting_leaves_small(struct kunit *t)
 	struct krwq_taken out = { .sg_list = got };
 
 	KUNIT_ASSERT_TRUE(t, rq);
-	KUNIT_EXPECT_EQ(t, krwq_rq_take_fitting(rq, &out, 1), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_take_fitting(rq, &out, 1), KRWQ_TAKE_EMPTY);
 	KUNIT_EXPECT_EQ(t, post_one(rq, 7, 3), 0);	/* holds 1 + 2 + 3 bytes */
 	KUNIT_EXPECT_EQ(t, post_one(rq, 8, 3), 0);
-	KUNIT_EXPECT_EQ(t, krwq_rq_take_fitting(rq, &out, 7), -KRWQ_EMSGSIZE);
+	KUNIT_EXPECT_EQ(t, krwq_rq_take_fitting(rq, &out, 7), KRWQ_TAKE_TOO_SMALL);
 	KUNIT_EXPECT_EQ(t, out.wr_id, 7ull);
 	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 2u);
-	KUNIT_EXPECT_EQ(t, krwq_rq_take_fitting(rq, &out, 6), 1);
+	KUNIT_EXPECT_EQ(t, krwq_rq_take_fitting(rq, &out, 6), KRWQ_TAKE_TAKEN);
 	KUNIT_EXPECT_EQ(t, out.wr_id, 7ull);
 	KUNIT_EXPECT_EQ(t, out.num_sge, 3u);
 	KUNIT_EXPECT_TRUE(t, take_expect(t, rq, 8, 3));
@@ -452,7 +466,7 @@ static void take_only_when_active(struct kunit *t)
 		krwq_rq_set_state(rq, KRWQ_RQ_ACTIVE, NULL);
 		KUNIT_EXPECT_EQ(t, post_one(rq, i, 1), 0);
 		krwq_rq_set_state(rq, idle[i], NULL);
-		KUNIT_EXPECT_EQ(t, take_any(rq, &out), 0);
+		KUNIT_EXPECT_EQ(t, take_any(rq, &out), KRWQ_TAKE_EMPTY);
 	}
 	rq_env_free(rq);
 }
@@ -468,7 +482,7 @@ static void take_fifo_long_run(struct kunit *t)
 	KUNIT_ASSERT_TRUE(t, rq);
 	for (round = 0; round < 50; round++) {
 		KUNIT_ASSERT_TRUE(t, make_list(&l, 1 + round % 40, next_take, 1 + round % 4));
-		KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL), 0);
+		KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL, NULL), 0);
 		for (i = 0; i < l.n; i++)
 			take_expect(t, rq, next_take++, 1 + round % 4);
 		free_list(&l);
@@ -489,7 +503,7 @@ static void count_never_exceeds_length(struct kunit *t)
 		if ((i * 7) % 3 != 0 && posted - taken < 40) {
 			KUNIT_EXPECT_EQ(t, post_one(rq, posted, 1), 0);
 			posted++;
-		} else if (take_any(rq, &out) == 1) {
+		} else if (take_any(rq, &out) == KRWQ_TAKE_TAKEN) {
 			KUNIT_EXPECT_EQ(t, out.wr_id, (u64)taken);
 			taken++;
 		}
@@ -524,7 +538,7 @@ static int drain_until_event(struct kunit *t, struct krwq_rq *rq, int max_takes)
 	int i;
 
 	for (i = 0; i < max_takes; i++) {
-		if (take_any(rq, &out) != 1)
+		if (take_any(rq, &out) != KRWQ_TAKE_TAKEN)
 			return -1;
 		if (out.flags & KRWQ_TAKEN_LIMIT_REACHED)
 			return i;
@@ -624,7 +638,7 @@ static void flush_in_order(struct kunit *t)
 	for (i = 0; i < 6 && i < log.n; i++)
 		KUNIT_EXPECT_EQ(t, log.ids[i], 101ull + i);
 	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
-	KUNIT_EXPECT_EQ(t, take_any(rq, &out), 0);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), KRWQ_TAKE_EMPTY);
 	rq_env_free(rq);
 }
 
@@ -659,7 +673,7 @@ static void reset_empties(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, rq_env_cached_count(rq), 0u);
 	krwq_rq_set_state(rq, KRWQ_RQ_POST_ONLY, NULL);
 	krwq_rq_set_state(rq, KRWQ_RQ_ACTIVE, NULL);
-	KUNIT_EXPECT_EQ(t, take_any(rq, &out), 0);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), KRWQ_TAKE_EMPTY);
 	rq_env_free(rq);
 }
 
@@ -680,7 +694,7 @@ static void reset_after_error_reuse(struct kunit *t)
 	krwq_rq_set_state(rq, KRWQ_RQ_ACTIVE, NULL);
 	take_expect(t, rq, 50, 2);
 	take_expect(t, rq, 51, 2);
-	KUNIT_EXPECT_EQ(t, take_any(rq, &out), 0);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), KRWQ_TAKE_EMPTY);
 	KUNIT_EXPECT_EQ(t, log.n, 4);
 	rq_env_free(rq);
 }
@@ -859,9 +873,9 @@ static void user_ring_bad_head(struct kunit *t)
 	KUNIT_ASSERT_TRUE(t, rq);
 	user_post(rq, 1, 1);
 	*rq_env_user_head(rq) = 5;		/* == slots: out of range */
-	KUNIT_EXPECT_EQ(t, take_any(rq, &out), 0);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), KRWQ_TAKE_EMPTY);
 	*rq_env_user_head(rq) = 0xffffffffu;
-	KUNIT_EXPECT_EQ(t, take_any(rq, &out), 0);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), KRWQ_TAKE_EMPTY);
 	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
 	KUNIT_EXPECT_EQ(t, post_one(rq, 2, 1), -KRWQ_EINVAL);
 	krwq_rq_set_state(rq, KRWQ_RQ_FLUSH, &sink);
@@ -877,7 +891,7 @@ static void user_ring_bad_num_sge(struct kunit *t)
 	KUNIT_ASSERT_TRUE(t, rq);
 	user_post(rq, 7, 255);		/* more than max_sge: never copied */
 	user_post(rq, 8, 2);
-	KUNIT_EXPECT_EQ(t, take_any(rq, &out), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), KRWQ_TAKE_MALFORMED);
 	KUNIT_EXPECT_EQ(t, out.wr_id, 7ull);
 	KUNIT_EXPECT_EQ(t, out.num_sge, 0u);
 	take_expect(t, rq, 8, 2);
@@ -949,7 +963,7 @@ static void user_ring_reset(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, *rq_env_user_head(rq), 0u);
 	KUNIT_EXPECT_EQ(t, *rq_env_user_tail(rq), 0u);
 	krwq_rq_set_state(rq, KRWQ_RQ_ACTIVE, NULL);
-	KUNIT_EXPECT_EQ(t, take_any(rq, &out), 0);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), KRWQ_TAKE_EMPTY);
 	/* the whole capacity is there again */
 	user_post(rq, 4, 1);
 	KUNIT_EXPECT_TRUE(t, take_expect(t, rq, 4, 1));
@@ -1009,8 +1023,9 @@ static void user_ring_flush_bounded(struct kunit *t)
 #define POISON 0xa5
 
 /* A take into a POISONed struct; sg_list is the caller's own array. */
-static int take_poisoned(struct krwq_rq *rq, struct krwq_taken *out,
-			 struct ib_sge *sge)
+static enum krwq_take_outcome take_poisoned(struct krwq_rq *rq,
+					    struct krwq_taken *out,
+					    struct ib_sge *sge)
 {
 	memset(out, POISON, sizeof(*out));
 	out->sg_list = sge;
@@ -1040,34 +1055,34 @@ static void take_writes_every_field(struct kunit *t)
 
 	KUNIT_ASSERT_TRUE(t, rq);
 	/* empty: the ring is not ACTIVE (RESET) */
-	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), 0);
+	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), KRWQ_TAKE_EMPTY);
 	expect_taken(t, &out, 0, 0, 0, sge);
 	krwq_rq_set_state(rq, KRWQ_RQ_ACTIVE, NULL);
 	/* empty: nothing posted */
-	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), 0);
+	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), KRWQ_TAKE_EMPTY);
 	expect_taken(t, &out, 0, 0, 0, sge);
 	/* empty: user space wrote a head outside the ring */
 	*rq_env_user_head(rq) = 0xffffffffu;
-	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), 0);
+	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), KRWQ_TAKE_EMPTY);
 	expect_taken(t, &out, 0, 0, 0, sge);
 	*rq_env_user_head(rq) = 0;
 
 	user_post(rq, 5, 2);
-	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), 1);
+	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), KRWQ_TAKE_TAKEN);
 	expect_taken(t, &out, 5, 2, 0, sge);
 
 	KUNIT_EXPECT_EQ(t, krwq_rq_set_limit(rq, 2), 0);
 	user_post(rq, 6, 1);
 	user_post(rq, 7, 0);
-	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), 1);
+	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), KRWQ_TAKE_TAKEN);
 	expect_taken(t, &out, 6, 1, KRWQ_TAKEN_LIMIT_REACHED, sge);
-	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), 1);
+	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), KRWQ_TAKE_TAKEN);
 	expect_taken(t, &out, 7, 0, 0, sge);
 
 	user_post(rq, 8, 255);		/* more than max_sge */
-	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), KRWQ_TAKE_MALFORMED);
 	expect_taken(t, &out, 8, 0, 0, sge);
-	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), 0);
+	KUNIT_EXPECT_EQ(t, take_poisoned(rq, &out, sge), KRWQ_TAKE_EMPTY);
 	expect_taken(t, &out, 0, 0, 0, sge);
 	rq_env_free(rq);
 }
@@ -1098,14 +1113,14 @@ static void seam_writes_out_params(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, g.ring_bytes, 0ull);
 
 	memset(&bad, POISON, sizeof(bad));
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL, NULL), 0);
 	KUNIT_EXPECT_PTR_EQ(t, bad, NULL);
 	memset(&bad, POISON, sizeof(bad));
 	wr.num_sge = 2;			/* over max_sge */
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL, NULL), -KRWQ_EINVAL);
 	KUNIT_EXPECT_PTR_EQ(t, bad, &wr);
 	wr.num_sge = 1;
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL, NULL), 0);
 
 	/* a failed resize never touches the storage it is given */
 	memset(&old, POISON, sizeof(old));
@@ -1168,7 +1183,7 @@ static void stress_produce(struct stress *s, int id)
 			sge[i].lkey = id;
 		}
 		bad = NULL;
-		ret = krwq_rq_post(s->rq, wr, &bad, NULL);
+		ret = krwq_rq_post(s->rq, wr, &bad, NULL, NULL);
 		if (ret == 0) {
 			seq += n;
 		} else if (ret == -KRWQ_ENOMEM) {
@@ -1190,7 +1205,7 @@ static void stress_consume(struct stress *s)
 	int id;
 
 	while (got < want) {
-		if (krwq_rq_take(s->rq, &out) != 1) {
+		if (krwq_rq_take(s->rq, &out) != KRWQ_TAKE_TAKEN) {
 			/* a producer that failed never finishes the count */
 			if (__atomic_load_n(&s->errors, __ATOMIC_RELAXED))
 				break;

@@ -91,7 +91,7 @@ void rq_env_relax(void);
  * rq_env_slots() - the ring's slots (max_wr + 1).
  * @rq: the ring.
  *
- * Return: struct krwq_rq's size.
+ * Return: struct krwq_rq's slots.
  */
 u32 rq_env_slots(struct krwq_rq *rq);
 

@@ -9,7 +9,7 @@
 
 u32 rq_env_slots(struct krwq_rq *rq)
 {
-	return rq->size;
+	return rq->slots;
 }
 
 u32 rq_env_cached_count(struct krwq_rq *rq)

@@ -138,7 +138,7 @@ static void stress_produce(struct stress_thread *th)
 		/* PREEMPT_NONE: without this the controller never runs */
 		rq_env_relax();
 		bad = NULL;
-		ret = krwq_rq_post(run->rq, wr, &bad, &sink);
+		ret = krwq_rq_post(run->rq, wr, &bad, &sink, NULL);
 		if (ret == 0) {
 			seq += n;
 			continue;
@@ -167,16 +167,16 @@ static void stress_consume(struct stress_thread *th)
 	struct stress_run *run = th->run;
 	struct ib_sge sge[STRESS_MAX_SGE];
 	struct krwq_taken out = { .sg_list = sge };
+	enum krwq_take_outcome ret;
 	u32 i, seq;
-	int ret;
 
 	th->rec.counter = &run->taken;
 	while (!__atomic_load_n(&run->drained, __ATOMIC_ACQUIRE)) {
 		ret = krwq_rq_take(run->rq, &out);
 		rq_env_relax();
-		if (ret == 0)
+		if (ret == KRWQ_TAKE_EMPTY)
 			continue;
-		if (ret != 1) {
+		if (ret != KRWQ_TAKE_TAKEN) {
 			stress_error(run, "take: unexpected result", ret);
 			break;
 		}

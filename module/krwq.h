@@ -6,11 +6,16 @@
  * device: kernel consumers' "DMA addresses" are kernel virtual addresses).
  * Every receive queue and SRQ is a ring of the C++ core (rq.h).
  *
- * Lock order (lockdep checks it; the ring locks are the core's and are
- * documented in cxx-core/krwq_core.h):
+ * Lock order.  This is the one place it is written down; everything else
+ * (cxx-core/krwq_core.h, the docs, the core's lock annotations) refers
+ * here.  lockdep checks all of it at run time, and clang's thread-safety
+ * analysis the ring locks' part at build time (make lint).
  *
  *   qp->s_lock  ->  qp->r_lock  ->  ring p_lock  ->  ring c_lock  ->  cq->lock
  *
+ * The ring locks are the two spinlocks of a struct krwq_krwq, taken only
+ * by the C++ core (krwq_core.h says which function takes which); the core's
+ * flush sink runs under them and may take a cq->lock, nothing before it.
  * qp->s_lock serialises a QP's send queue and its state changes; its
  * r_lock serialises the responder side: a delivery into the QP holds it
  * from the state check through the receive completion, and a state

@@ -40,7 +40,7 @@ int main(void)
 	DEFINE(KRWQ_RQ_SIZE, sizeof(struct krwq_rq));
 	OFFSET(KRWQ_RQ_WQ, krwq_rq, wq);
 	OFFSET(KRWQ_RQ_KWQ, krwq_rq, kwq);
-	OFFSET(KRWQ_RQ_SLOTS, krwq_rq, size);
+	OFFSET(KRWQ_RQ_SLOTS, krwq_rq, slots);
 	OFFSET(KRWQ_RQ_STRIDE, krwq_rq, stride);
 	OFFSET(KRWQ_RQ_LIMIT, krwq_rq, limit);
 	OFFSET(KRWQ_RQ_MAX_SGE, krwq_rq, max_sge);

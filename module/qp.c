@@ -613,7 +613,7 @@ int krwq_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 
 	attr->cap.max_send_wr = qp->sq_slots - 1;
 	attr->cap.max_send_sge = qp->max_send_sge;
-	attr->cap.max_recv_wr = qp->srq ? 0 : qp->rq.size - 1;
+	attr->cap.max_recv_wr = qp->srq ? 0 : qp->rq.slots - 1;
 	attr->cap.max_recv_sge = qp->srq ? 0 : qp->rq.max_sge;
 	attr->cap.max_inline_data = qp->max_inline;
 
@@ -709,15 +709,10 @@ int krwq_post_counted(struct krwq_dev *dev, struct krwq_rq *rq,
 		      const struct ib_recv_wr **bad_wr,
 		      const struct krwq_sink *sink)
 {
-	const struct ib_recv_wr *end = NULL;
-	u64 n = 0;
+	unsigned int n;
 	int ret;
 
-	ret = krwq_rq_post(rq, wr, bad_wr, sink);
-	if (ret)
-		end = *bad_wr;
-	for (; wr != end; wr = wr->next)
-		n++;
+	ret = krwq_rq_post(rq, wr, bad_wr, sink, &n);
 	krwq_count(dev, KRWQ_STAT_RX_POSTED, n);
 	trace_krwq_post_recv(dev, rq, n, ret);
 	if (ret == -ENOMEM)

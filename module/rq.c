@@ -166,7 +166,7 @@ int krwq_rq_alloc_mapped(struct krwq_rq *rq, u32 max_wr, u32 max_sge,
 size_t krwq_rq_mapped_bytes(const struct krwq_rq *rq)
 {
 	return size_add(sizeof(struct krwq_rwq),
-			size_mul(rq->size, rq->stride));
+			size_mul(rq->slots, rq->stride));
 }
 
 /**

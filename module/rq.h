@@ -75,7 +75,7 @@ struct krwq_krwq {
  * struct krwq_rq - one receive queue or SRQ ring, as its owner holds it.
  * @wq: the user-mapped ring, or NULL for a kernel-owned one.
  * @kwq: locks, kernel indices and (for QPs) the inline entries.
- * @size: slots in the ring (max_wr + 1).
+ * @slots: entries in the ring (max_wr + 1; one always stays empty).
  * @stride: bytes per entry.
  * @limit: SRQ limit; 0 when disarmed.  Written under c_lock.
  * @max_sge: scatter entries a WQE may hold.
@@ -84,7 +84,7 @@ struct krwq_krwq {
 struct krwq_rq {
 	struct krwq_rwq *wq;
 	struct krwq_krwq *kwq;
-	u32 size;
+	u32 slots;
 	u32 stride;
 	u32 limit;
 	u8 max_sge;

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * seam.c - the kernel's half of krwq_core.h: the two lock operations the
+ * seam.c - the kernel's half of krwq_core.h: the lock operations the
  * C++ core needs, and compile-time checks that the seam's types and errno
  * values are the kernel's.
  */
 #include <linux/build_bug.h>
 #include <linux/errno.h>
+#include <linux/lockdep.h>
 #include <linux/spinlock.h>
 #include <kunit/visibility.h>
 
@@ -41,6 +42,18 @@ void krwq_spin_unlock_irqrestore(void *lock, unsigned long flags)
 	__releases(lock)
 {
 	spin_unlock_irqrestore((spinlock_t *)lock, flags);
+}
+
+/**
+ * krwq_assert_held() - lockdep_assert_held() for the core, where its
+ * contract says the caller holds a ring lock.
+ * @lock: a spinlock_t inside a struct krwq_krwq.
+ *
+ * Without CONFIG_LOCKDEP this does nothing.
+ */
+void krwq_assert_held(const void *lock)
+{
+	lockdep_assert_held((const spinlock_t *)lock);
 }
 
 /* The core's entry points, for the KUnit suites in kunit/. */

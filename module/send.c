@@ -623,26 +623,27 @@ static void krwq_dest_complete(struct krwq_qp *dqp, struct ib_wc *wc,
 /*
  * Takes a receive WQE of @dqp into sqp->r_sge; one that holds fewer than
  * @need bytes is left where it is (UD and UC drop what does not fit).
- * Return: 1 taken, 0 none posted, -EINVAL if the WQE was malformed
- * (already completed in error), -EMSGSIZE if it is too small for @need.
+ * Return: the core's outcome; a KRWQ_TAKE_MALFORMED WQE is already
+ * completed in error.
  */
-static int krwq_take(struct krwq_qp *sqp, struct krwq_qp *dqp,
-		     struct krwq_taken *t, u32 need)
+static enum krwq_take_outcome krwq_take(struct krwq_qp *sqp,
+					struct krwq_qp *dqp,
+					struct krwq_taken *t, u32 need)
 {
-	int ret;
+	enum krwq_take_outcome ret;
 
 	t->sg_list = sqp->r_sge;
 	ret = krwq_rq_take_fitting(krwq_dest_ring(dqp), t, need);
 	trace_krwq_take(dqp, ret, t);
-	if (ret == -EMSGSIZE) {
+	if (ret == KRWQ_TAKE_TOO_SMALL) {
 		krwq_count(dqp->dev, KRWQ_STAT_RX_DROPPED, 1);
 		return ret;
 	}
-	if (ret)
+	if (ret != KRWQ_TAKE_EMPTY)
 		krwq_count(dqp->dev, KRWQ_STAT_RX_TAKEN, 1);
 	if (t->flags & KRWQ_TAKEN_LIMIT_REACHED)
 		krwq_srq_limit_event(dqp->srq);
-	if (ret < 0)
+	if (ret == KRWQ_TAKE_MALFORMED)
 		krwq_dest_error(dqp, t->wr_id, IB_WC_LOC_QP_OP_ERR);
 	return ret;
 }

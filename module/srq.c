@@ -155,7 +155,7 @@ int krwq_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		    enum ib_srq_attr_mask mask, struct ib_udata *udata)
 {
 	struct krwq_srq *srq = to_ksrq(ibsrq);
-	u32 max_wr = READ_ONCE(srq->rq.size) - 1;
+	u32 max_wr = READ_ONCE(srq->rq.slots) - 1;
 
 	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
 		return -EINVAL;
@@ -189,7 +189,7 @@ int krwq_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 {
 	struct krwq_srq *srq = to_ksrq(ibsrq);
 
-	attr->max_wr = READ_ONCE(srq->rq.size) - 1;
+	attr->max_wr = READ_ONCE(srq->rq.slots) - 1;
 	attr->max_sge = srq->rq.max_sge;
 	attr->srq_limit = krwq_rq_limit(&srq->rq);
 	return 0;

@@ -114,7 +114,7 @@ TRACE_EVENT(krwq_post_recv,
 	TP_fast_assign(
 		__assign_str(dev, dev_name(&dev->ibdev.dev));
 		__entry->ring = rq->kwq;
-		__entry->max_wr = rq->size - 1;
+		__entry->max_wr = rq->slots - 1;
 		__entry->posted = posted;
 		__entry->ret = ret;
 	),
@@ -177,7 +177,7 @@ TRACE_EVENT(krwq_srq_limit,
 	TP_fast_assign(
 		__assign_str(dev, dev_name(&srq->ibsrq.device->dev));
 		__entry->srqn = srq->ibsrq.res.id;
-		__entry->max_wr = srq->rq.size - 1;
+		__entry->max_wr = srq->rq.slots - 1;
 	),
 	TP_printk("dev=%s srqn=%u max_wr=%u",
 		  __get_str(dev), __entry->srqn, __entry->max_wr)

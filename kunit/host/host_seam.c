@@ -6,6 +6,7 @@
  * module/rq.c does it with kvzalloc().
  */
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include <kunit/test.h>
@@ -13,20 +14,39 @@
 #include "rq.h"
 #include "rq_env.h"
 
+/* Its address names the calling thread: the owner of the locks it holds. */
+static __thread char this_thread;
+
 unsigned long krwq_spin_lock_irqsave(void *lock)
 {
-	int *locked = &((spinlock_t *)lock)->locked;
+	spinlock_t *l = lock;
 
-	while (__atomic_exchange_n(locked, 1, __ATOMIC_ACQUIRE))
-		while (__atomic_load_n(locked, __ATOMIC_RELAXED))
+	while (__atomic_exchange_n(&l->locked, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&l->locked, __ATOMIC_RELAXED))
 			sched_yield();	/* the holder may be off its CPU */
+	__atomic_store_n(&l->owner, &this_thread, __ATOMIC_RELAXED);
 	return 0;
 }
 
 void krwq_spin_unlock_irqrestore(void *lock, unsigned long flags)
 {
+	spinlock_t *l = lock;
+
 	(void)flags;
-	__atomic_store_n(&((spinlock_t *)lock)->locked, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&l->owner, NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->locked, 0, __ATOMIC_RELEASE);
+}
+
+/* lockdep_assert_held(): this thread holds @lock, or the run stops. */
+void krwq_assert_held(const void *lock)
+{
+	const spinlock_t *l = lock;
+
+	if (__atomic_load_n(&l->owner, __ATOMIC_RELAXED) != &this_thread) {
+		fprintf(stderr, "%s: lock %p not held by this thread\n",
+			__func__, lock);
+		abort();
+	}
 }
 
 static void *ring_storage(const struct krwq_geometry *geo, bool user)

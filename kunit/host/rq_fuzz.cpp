@@ -27,8 +27,8 @@
 //  - a limit event disarms the limit.
 // In every mode the target also plays the kernel's lock checker: the core
 // must take p_lock before c_lock, never take a lock twice, hand back each
-// lock's own flags, call the flush sink under p_lock and return with no
-// lock held.  Any divergence aborts with the line that found it.
+// lock's own flags, call the flush sink under p_lock, hold whatever it
+// asserts it holds (krwq_assert_held()) and return with no lock held.  Any divergence aborts with the line that found it.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdint>
@@ -88,6 +88,17 @@ extern "C" unsigned long krwq_spin_lock_irqsave(void *lock)
 		locks.c_flags = flags;
 	}
 	return flags;
+}
+
+// lockdep_assert_held(): where the core says its caller holds a lock
+extern "C" void krwq_assert_held(const void *lock)
+{
+	if (lock == &locks.kwq->p_lock) {
+		EXPECT(locks.p_held);
+	} else {
+		EXPECT(lock == &locks.kwq->c_lock);
+		EXPECT(locks.c_held);
+	}
 }
 
 extern "C" void krwq_spin_unlock_irqrestore(void *lock, unsigned long flags)
@@ -262,7 +273,7 @@ bool Harness::setup()
 void Harness::check_kernel_state()
 {
 	EXPECT(!locks.p_held && !locks.c_held);
-	EXPECT(rq_.size == slots());
+	EXPECT(rq_.slots == slots());
 	EXPECT(ktail() < slots());
 	EXPECT(kwq_->count <= max_wr_);
 	EXPECT(krwq_rq_limit(&rq_) == limit_ || tainted_);
@@ -372,14 +383,18 @@ void Harness::op_post(bool list)
 	const ib_recv_wr *bad = &untouched; // written on every path
 	flush_log.clear();
 	const u32 head_before = user_ ? uhead() : kwq_->head;
-	const int ret =
-		krwq_rq_post(&rq_, n ? wr.data() : nullptr, &bad, with_sink ? &sink : nullptr);
+	unsigned int posted = ~0u; // written on every path
+	const int ret = krwq_rq_post(&rq_, n ? wr.data() : nullptr, &bad,
+				     with_sink ? &sink : nullptr, &posted);
 
 	EXPECT(ret == want);
 	if (want)
 		EXPECT(bad == (bad_at < n ? wr.data() + bad_at : nullptr));
 	else
 		EXPECT(bad == nullptr); // written on success too
+	// the WRs before bad_wr: queued, or flushed in FLUSH
+	EXPECT(posted == (want ? static_cast<unsigned>(bad_at) : static_cast<unsigned>(n)));
+	EXPECT(posted == want_queued.size() + want_flushed.size());
 	EXPECT(flush_log == want_flushed);
 	EXPECT(ktail() == tail);
 	const u32 head_after = user_ ? uhead() : kwq_->head;
@@ -410,11 +425,11 @@ void Harness::op_take()
 	krwq_taken out;
 	std::memset(&out, 0xa5, sizeof(out)); // every field is written
 	out.sg_list = out_sge_;
-	const int ret = krwq_rq_take(&rq_, &out);
-	EXPECT(ret == 1 || ret == 0 || ret == kEinval);
+	const krwq_take_outcome ret = krwq_rq_take(&rq_, &out);
+	EXPECT(ret == KRWQ_TAKE_TAKEN || ret == KRWQ_TAKE_EMPTY || ret == KRWQ_TAKE_MALFORMED);
 	EXPECT(out.sg_list == out_sge_);
 
-	if (ret == 0) {
+	if (ret == KRWQ_TAKE_EMPTY) {
 		EXPECT(out.wr_id == 0 && out.num_sge == 0 && out.flags == 0);
 		// Nothing taken: possible only when not active or nothing published.
 		EXPECT(state_ != KRWQ_RQ_ACTIVE || published == 0);
@@ -431,10 +446,10 @@ void Harness::op_take()
 		EXPECT(rq_.wq->tail == ktail());
 	EXPECT(out.wr_id == at_tail.wr_id);
 	if (at_tail.num_sge > max_sge_) {
-		EXPECT(ret == kEinval);
+		EXPECT(ret == KRWQ_TAKE_MALFORMED);
 		EXPECT(out.num_sge == 0);
 	} else {
-		EXPECT(ret == 1);
+		EXPECT(ret == KRWQ_TAKE_TAKEN);
 		EXPECT(out.num_sge == at_tail.num_sge);
 		for (unsigned s = 0; s < out.num_sge; s++)
 			EXPECT(same_sge(out_sge_[s], at_tail.sge[s]));
@@ -608,7 +623,7 @@ void Harness::op_resize()
 	max_wr_ = new_max;
 	if (user_)
 		EXPECT(rq_.wq == storage);
-	EXPECT(rq_.size == slots());
+	EXPECT(rq_.slots == slots());
 	EXPECT(ktail() == 0);
 	EXPECT((user_ ? uhead() : kwq_->head) == held.size());
 	if (user_)
