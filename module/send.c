@@ -698,11 +698,11 @@ static bool krwq_fill_rwqe(struct krwq_qp *sqp, struct krwq_qp *dqp,
 static void krwq_exec_send(struct krwq_qp *sqp, struct krwq_qp *dqp,
 			   struct krwq_swqe *w, struct krwq_outcome *o)
 {
+	enum krwq_take_outcome taken;
 	struct krwq_sge_cursor src;
 	struct krwq_taken t;
 	struct ib_wc wc = {};
 	bool uc;
-	int ret;
 
 	if (!krwq_src_get(sqp, w, 0)) {
 		o->status = IB_WC_LOC_PROT_ERR;
@@ -713,16 +713,16 @@ static void krwq_exec_send(struct krwq_qp *sqp, struct krwq_qp *dqp,
 	 * unless it is an SRQ's (krwq_dest_fits())
 	 */
 	uc = sqp->ibqp.qp_type == IB_QPT_UC;
-	ret = krwq_take(sqp, dqp, &t, uc && !dqp->srq ? w->length : 0);
-	if (ret == 0) {
+	taken = krwq_take(sqp, dqp, &t, uc && !dqp->srq ? w->length : 0);
+	if (taken == KRWQ_TAKE_EMPTY) {
 		/* UC drops the message; RC is told to come back later */
 		o->rnr = sqp->ibqp.qp_type == IB_QPT_RC;
 		o->min_rnr_timer = dqp->attr.min_rnr_timer;
 		goto out;
 	}
-	if (ret == -EMSGSIZE)
+	if (taken == KRWQ_TAKE_TOO_SMALL)
 		goto out;
-	if (ret < 0) {
+	if (taken == KRWQ_TAKE_MALFORMED) {
 		o->status = IB_WC_REM_OP_ERR;
 		goto out;
 	}
@@ -768,6 +768,7 @@ static void krwq_exec_rdma(struct krwq_qp *sqp, struct krwq_qp *dqp,
 	struct ib_sge rsge = {
 		.addr = w->remote_addr, .length = w->length, .lkey = w->rkey,
 	};
+	enum krwq_take_outcome taken;
 	struct krwq_sge_cursor local, peer;
 	struct krwq_mr *rmr = NULL;
 	struct krwq_taken t;
@@ -787,11 +788,12 @@ static void krwq_exec_rdma(struct krwq_qp *sqp, struct krwq_qp *dqp,
 		goto out;
 	}
 	if (w->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
-		ret = krwq_take(sqp, dqp, &t, 0);
-		if (ret <= 0) {
-			o->rnr = ret == 0 && sqp->ibqp.qp_type == IB_QPT_RC;
+		taken = krwq_take(sqp, dqp, &t, 0);
+		if (taken != KRWQ_TAKE_TAKEN) {
+			o->rnr = taken == KRWQ_TAKE_EMPTY &&
+				 sqp->ibqp.qp_type == IB_QPT_RC;
 			o->min_rnr_timer = dqp->attr.min_rnr_timer;
-			if (ret < 0)
+			if (taken == KRWQ_TAKE_MALFORMED)
 				o->status = IB_WC_REM_OP_ERR;
 			goto out;
 		}
@@ -1014,11 +1016,11 @@ static void krwq_exec_ud(struct krwq_qp *sqp, struct krwq_swqe *w,
 	bool has_grh = rdma_ah_get_ah_flags(&w->ah) & IB_AH_GRH;
 	union rdma_network_hdr hdr;
 	struct krwq_sge_cursor src;
+	enum krwq_take_outcome taken;
 	struct krwq_qp *dqp;
 	struct krwq_taken t;
 	struct ib_wc wc = {};
 	u32 qkey, need;
-	int ret;
 
 	/* a datagram to nowhere is dropped */
 	dqp = krwq_dest_qp_get(sqp, w->route.dest, w->remote_qpn);
@@ -1041,10 +1043,10 @@ static void krwq_exec_ud(struct krwq_qp *sqp, struct krwq_swqe *w,
 	 * error on an SRQ), the QP in RTS
 	 */
 	need = w->length + KRWQ_UD_GRH_BYTES;
-	ret = krwq_take(sqp, dqp, &t, dqp->srq ? 0 : need);
-	if (ret <= 0) {
+	taken = krwq_take(sqp, dqp, &t, dqp->srq ? 0 : need);
+	if (taken != KRWQ_TAKE_TAKEN) {
 		krwq_src_put(sqp, w);
-		if (ret == -EMSGSIZE)
+		if (taken == KRWQ_TAKE_TOO_SMALL)
 			goto out;
 		goto drop;
 	}
