@@ -1037,6 +1037,57 @@ static void vt_fast_reg(struct kunit *t)
 }
 
 /*
+ * map_mr_sg prepares the page list of the next REG_MR; the registration
+ * in force keeps the pages it was registered with.  A consumer that maps
+ * a registered region again (to other memory) before invalidating it
+ * must not redirect writes through the old key.
+ */
+static void vt_fast_reg_remap(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	u8 *buf = kunit_kzalloc(t, 2 * PAGE_SIZE, GFP_KERNEL);
+	u8 *other = kunit_kzalloc(t, PAGE_SIZE, GFP_KERNEL);
+	struct scatterlist sg, sg2;
+	struct ib_qp *c, *d;
+	struct ib_mr *mr;
+	struct ib_wc wc;
+	u64 iova;
+	u32 key;
+
+	KUNIT_ASSERT_NOT_NULL(t, buf);
+	KUNIT_ASSERT_NOT_NULL(t, other);
+	mr = vt_fr_mr(v, buf, 2 * PAGE_SIZE, 2, &sg);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(mr));
+	KUNIT_ASSERT_EQ(t, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
+	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
+	KUNIT_ASSERT_EQ(t, vt_reg(d, mr, IB_ACCESS_LOCAL_WRITE |
+				  IB_ACCESS_REMOTE_WRITE, 1), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_ASSERT_EQ(t, wc.status, IB_WC_SUCCESS);
+	key = mr->rkey;
+	iova = mr->iova;
+
+	sg_init_one(&sg2, other, PAGE_SIZE);
+	KUNIT_ASSERT_EQ(t, ib_dma_map_sg(v->dev, &sg2, 1, DMA_BIDIRECTIONAL), 1);
+	KUNIT_EXPECT_EQ(t, ib_map_mr_sg(mr, &sg2, 1, NULL, PAGE_SIZE), 1);
+	memset(v->abuf, 0x5a, 64);
+	KUNIT_ASSERT_EQ(t, vt_write(v, c, v->abuf, 64,
+				    iova + PAGE_SIZE - 32, key), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, buf[PAGE_SIZE - 32], 0x5a);
+	KUNIT_EXPECT_EQ(t, buf[PAGE_SIZE + 31], 0x5a);
+	KUNIT_EXPECT_EQ(t, other[PAGE_SIZE - 32], 0);
+	KUNIT_ASSERT_EQ(t, vt_local_inv(d, key, 2), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	vt_free_qp(v, c);
+	vt_free_qp(v, d);
+	ib_dma_unmap_sg(v->dev, &sg2, 1, DMA_BIDIRECTIONAL);
+	vt_fr_free(v, mr, &sg);
+}
+
+/*
  * The bad cases: a map beyond the page list, REG_MR of another PD's
  * region, a re-registration making the earlier key variant stale, and
  * LOCAL_INV of a stale variant.
@@ -2156,6 +2207,7 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_gsi_only_with_mads),
 	KUNIT_CASE(vt_fast_reg),
 	KUNIT_CASE(vt_fast_reg_refused),
+	KUNIT_CASE(vt_fast_reg_remap),
 	KUNIT_CASE(vt_send_with_invalidate),
 	KUNIT_CASE(vt_inline),
 	KUNIT_CASE(vt_inline_over_limit),
