@@ -156,8 +156,14 @@ struct krwq_mr {
 	struct ib_umem *umem;
 	struct page **pages;	/* KRWQ_MR_USER: the pinned pages, in order */
 	unsigned long offset;	/* of iova within pages[0] (or page_list[0]) */
-	u64 *page_list;		/* KRWQ_MR_FAST: kernel addresses of pages */
-	u32 max_pages, npages;	/* its size, and what map_mr_sg filled */
+	/*
+	 * KRWQ_MR_FAST: kernel addresses of pages.  map_mr_sg fills
+	 * page_list for the next IB_WR_REG_MR, which copies it to reg_pages:
+	 * what copies through the registration in force use.
+	 */
+	u64 *page_list, *reg_pages;
+	u32 max_pages, npages;	/* their size, and what map_mr_sg filled */
+	u32 reg_npages;		/* what REG_MR copied */
 	u8 page_shift;		/* of the registration's page size */
 	refcount_t users;	/* 1 for the registration + one per user */
 	struct completion released;

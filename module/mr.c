@@ -194,12 +194,14 @@ struct ib_mr *krwq_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 	mr = krwq_mr_alloc(to_kdev(ibpd->device), ibpd, 0);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
-	mr->page_list = kvcalloc(max_num_sg, sizeof(*mr->page_list),
+	/* one allocation: the list being mapped, then the registered one */
+	mr->page_list = kvcalloc(2 * max_num_sg, sizeof(*mr->page_list),
 				 GFP_KERNEL);
 	if (!mr->page_list) {
 		krwq_mr_free(mr);
 		return ERR_PTR(-ENOMEM);
 	}
+	mr->reg_pages = mr->page_list + max_num_sg;
 	mr->kind = KRWQ_MR_FAST;
 	mr->max_pages = max_num_sg;
 	mr->valid = false;
@@ -226,7 +228,8 @@ static int krwq_set_page(struct ib_mr *ibmr, u64 addr)
  * @sg_nents: its entries.
  * @sg_offset: offset into the first entry, or NULL.
  *
- * The new list takes effect with the next IB_WR_REG_MR of the region.
+ * The new list takes effect with the next IB_WR_REG_MR of the region,
+ * which copies it; a registration in force keeps its own pages.
  *
  * Return: how many entries were mapped (fewer than @sg_nents when the
  * page list is full or an entry does not fit the page size).
@@ -283,6 +286,10 @@ int krwq_mr_fast_reg(struct krwq_mr *mr, struct ib_pd *pd, u32 key, int access)
 	mr->length = mr->ibmr.length;
 	mr->page_shift = ilog2(page_size);
 	mr->offset = first;
+	/* a later map_mr_sg prepares the next registration, not this one */
+	memcpy(mr->reg_pages, mr->page_list,
+	       mr->npages * sizeof(*mr->reg_pages));
+	mr->reg_npages = mr->npages;
 	WRITE_ONCE(mr->key, key);
 	mr->ibmr.lkey = key;
 	mr->ibmr.rkey = key;
@@ -447,14 +454,14 @@ static void *krwq_mr_kaddr(struct krwq_mr *mr, u64 addr, u32 *contig)
 
 		off = addr - mr->iova + mr->offset;
 		i = off >> mr->page_shift;
-		/* a kernel consumer re-registering a region in use: no copy */
-		if (WARN_ON_ONCE(i >= mr->max_pages)) {
+		/* REG_MR checked the range against the pages it copied */
+		if (WARN_ON_ONCE(i >= mr->reg_npages)) {
 			*contig = 0;
 			return NULL;
 		}
 		off &= page - 1;
 		*contig = min_t(u64, page - off, U32_MAX);
-		return (void *)(uintptr_t)(mr->page_list[i] + off);
+		return (void *)(uintptr_t)(mr->reg_pages[i] + off);
 	}
 	off = addr - mr->iova + mr->offset;
 	*contig = PAGE_SIZE - offset_in_page(off);
