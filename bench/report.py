@@ -212,6 +212,145 @@ def guest_rows(vals, tag):
     return rows
 
 
+def ulp_parse(path):
+    """guest-ulp.sh's log: BENCH ulp values, fio's JSON reports (BENCH-FIO
+    DEV JOB PASS LINE) and the irqsoff trace files (BENCH-IRQOFF WHAT LINE)."""
+    vals, fio, irq, errors = {}, {}, {}, []
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            m = re.match(r"^BENCH ulp (\w+) (\w+) ([0-9.eE+-]+)\s*$", line)
+            if m:
+                vals[(m[1], m[2])] = float(m[3])
+                continue
+            m = re.match(r"^BENCH-FIO (\w+) (\w+) (\d+) ?(.*)$", line)
+            if m:
+                fio.setdefault((m[1], m[2], m[3]), []).append(m[4])
+                continue
+            m = re.match(r"^BENCH-IRQOFF (\w+) ?(.*)$", line)
+            if m:
+                irq.setdefault(m[1], []).append(m[2])
+            elif line.startswith("BENCH-ERROR"):
+                errors.append(line.strip())
+    reports = {}	# (device, job): [the read figures of each pass]
+    for key, lines in sorted(fio.items()):
+        text = "\n".join(lines)
+        try:
+            # fio may put a warning before the report
+            doc, _ = json.JSONDecoder().raw_decode(text[text.index("{"):])
+            job = doc["jobs"][0]
+            if job.get("error"):
+                raise ValueError(f"fio job error {job['error']}")
+            reports.setdefault(key[:2], []).append(job["read"])
+        except (ValueError, KeyError, IndexError) as e:
+            errors.append(f"fio report {key[1]} on {key[0]}, pass {key[2]}: {e}")
+    return vals, reports, irq, errors
+
+
+def irqoff_note(lines):
+    """Where the longest interrupts-off section opened and closed, from the
+    irqsoff trace file: its "started at" and "ended at" lines, the task,
+    and the first callers in the stack recorded at its end."""
+    started = ended = task = None
+    stack = []
+    in_stack = False
+    for line in lines:
+        m = re.match(r"^#\s+=> (started|ended) at:\s+(\S+)", line)
+        if m:
+            if m[1] == "started":
+                started = m[2]
+            else:
+                ended = m[2]
+            continue
+        m = re.match(r"^#\s+\| task: (\S+)", line)
+        if m:
+            task = m[1]
+            continue
+        if "<stack trace>" in line:
+            in_stack = True
+            continue
+        m = re.match(r"^ => (\S+)", line)
+        if in_stack and m:
+            stack.append(m[1])
+    # the tracer's own frames and the lock helpers say nothing of the caller
+    skip = re.compile(r"^(__?trace_|trace_hardirqs|tracer_hardirqs|stack_trace|"
+                      r"check_critical_timing|stop_critical|_raw_spin_unlock|"
+                      r"__raw_spin_unlock|lockdep_hardirqs)")
+    callers = [f for f in stack if not skip.match(f)][:4]
+    if started is None and ended is None:
+        return None, False
+    text = f"started at {started}, ended at {ended}"
+    if task:
+        text += f", task {task}"
+    if callers:
+        text += ", stack " + " < ".join(callers)
+    in_krwq = any("krwq" in (f or "") for f in [started, ended] + stack)
+    return text + (" (in krwq)" if in_krwq else " (not in krwq)"), in_krwq
+
+
+NVMEOF = [
+    ("randread_4k_qd1", "4 KiB random read, iodepth 1", "IOPS", "iops"),
+    ("randread_4k_qd32", "4 KiB random read, iodepth 32", "IOPS", "iops"),
+    ("read_128k_qd4", "128 KiB sequential read, iodepth 4", "MB/s", "bw_bytes"),
+]
+
+
+def ulp_rows(path):
+    """NVMe-oF and rping set-ups on krwqe0 against rxe0, and the
+    interrupts-off figures, from one guest-ulp.sh boot."""
+    vals, fio, irq, errors = ulp_parse(path)
+    rows = []
+    peer = "rxe0 (same boot)"
+    for job, name, unit, key in NVMEOF:
+        k, p = fio.get(("krwqe0", job)), fio.get(("rxe0", job))
+        if not k or not p:
+            continue
+        # the mean of the passes (krwqe0, rxe0, rxe0, krwqe0)
+        scale = 1e6 if key == "bw_bytes" else 1
+        kv = [r[key] / scale for r in k]
+        pv = [r[key] / scale for r in p]
+        note = (f"passes: krwqe0 {', '.join(fmt(v) for v in kv)}; "
+                f"rxe0 {', '.join(fmt(v) for v in pv)}")
+        rows.append(row(f"ulp: NVMe-oF (nvme-rdma, fio) {name}", unit, "higher",
+                        sum(kv) / len(kv), peer, sum(pv) / len(pv), "ratio >= 3",
+                        lambda r: r >= 3, note=note))
+    k, p = vals.get(("rping_setup_ms", "krwqe0")), vals.get(("rping_setup_ms", "rxe0"))
+    if k is not None and p is not None:
+        n = int(vals.get(("rping_setups", "krwqe0"), 0))
+        rows.append(row(f"ulp: rping connection set-up (rping -c -C 1), mean of {n}",
+                        "ms/connection", "lower", k, peer, p, "ratio <= 1", lambda r: r <= 1))
+
+    busy = vals.get(("irqoff_max_us", "krwq0"))
+    idle = vals.get(("irqoff_max_us", "idle"))
+    secs = vals.get(("irqoff_seconds", "krwq0"))
+    copies = {how: v for (m, how), v in vals.items() if m == "copy_us_16384"}
+    in_krwq = False
+    if busy is not None:
+        note, in_krwq = irqoff_note(irq.get("krwq0", []))
+        rows.append(row("irq-off: longest section, 16 MiB ib_write_bw + ib_send_bw on krwq0",
+                        "us", "lower", busy, note=note, rid="irqoff_max_us"))
+    if idle is not None:
+        note, _ = irqoff_note(irq.get("idle", []))
+        if secs is not None:
+            note = f"{note or 'no section traced'}; idle for {secs:.0f} s, as long as the traffic"
+        rows.append(row("irq-off: longest section, idle for as long", "us", "lower", idle,
+                        note=note, rid="irqoff_idle_max_us"))
+    if copies:
+        copy = min(copies.values())
+        rows.append(row("one 16 KiB copy in user space, best of memcpy and rep movsb", "us",
+                        "lower", copy,
+                        note=", ".join(f"{h} {v:.3f} us" for h, v in sorted(copies.items()))
+                        + "; the best round of 16 copies of 201",
+                        rid="copy_16k_us"))
+        if busy is not None:
+            rows.append(row("irq-off: krwq longest irq-off / 16 KiB copy", "us", "lower", busy,
+                            "one 16 KiB copy (same boot)", copy, "ratio <= 1.0",
+                            lambda r: r <= 1.0, rid="irqoff_over_copy_16k",
+                            note="the longest section during the traffic was "
+                            + ("krwq's" if in_krwq else "not krwq's: see irqoff_max_us")))
+    return rows, [f"{path}: {e}" for e in errors]
+
+
 def fmt(v):
     if v is None:
         return "-"
@@ -308,8 +447,11 @@ def plot(rows, host_json, png, workdir):
     """ns/op against depth (krwq and the floor) and krwq's advantage bars."""
     depth = [(int(re.search(r"depth (\d+)$", r["name"])[1]), r["krwq"], r["peer_value"])
              for r in rows if r["name"].startswith("host: post+take at depth")]
+    # bars for krwq against another implementation (not bytes, not the
+    # interrupts-off section against a copy)
     bars = [(r["name"], advantage(r)) for r in rows
-            if advantage(r) and not r["name"].startswith("host: bytes")]
+            if advantage(r) and not r["name"].startswith("host: bytes")
+            and not r["id"].startswith("irqoff")]
     dfile = os.path.join(workdir, "depth.dat")
     bfile = os.path.join(workdir, "bars.dat")
     with open(dfile, "w") as f:
@@ -319,12 +461,12 @@ def plot(rows, host_json, png, workdir):
         for i, (n, a) in enumerate(bars):
             label = n.replace('"', "'")
             f.write(f'{i} {a} "{label}"\n')
+    if not depth and not bars:
+        return
     lo = min([a for _, a in bars] + [1.0]) / 2
     hi = max([a for _, a in bars] + [1.0]) * 2
-    script = f"""
-set terminal pngcairo size 1500,{520 + 20 * len(bars)} font ",9" noenhanced
-set output "{png}"
-set multiplot layout 1,2
+    panels = (1 if depth else 0) + (1 if bars else 0)
+    depth_gp = f"""
 set title "post+take with the ring half full, against queue depth (host)"
 set logscale x 2
 set xlabel "queue depth (WRs)"
@@ -333,6 +475,8 @@ set yrange [0:*]
 set key top left
 plot "{dfile}" using 1:2 with linespoints lw 2 title "krwq core", \\
      "{dfile}" using 1:3 with linespoints lw 2 title "Boost spsc_queue floor"
+"""
+    bars_gp = f"""
 set title "krwq against its peer, same process or same boot (>1: krwq better)"
 set logscale x 10
 set xrange [{lo}:{hi}]
@@ -346,6 +490,13 @@ set grid xtics
 set arrow 1 from 1, graph 0 to 1, graph 1 nohead lw 2 lc rgb "black"
 plot "{bfile}" using 2:1:($2 < 1 ? $2 : 1):($2 < 1 ? 1 : $2):($1 - 0.35):($1 + 0.35):($2 < 1 ? 0xc05050 : 0x4080c0):ytic(3) \\
      with boxxyerrorbars lc rgb variable
+"""
+    script = f"""
+set terminal pngcairo size {1500 if panels == 2 else 1000},{520 + 20 * len(bars)} font ",9" noenhanced
+set output "{png}"
+set multiplot layout 1,{panels}
+{depth_gp if depth else ""}
+{bars_gp if bars else ""}
 unset multiplot
 """
     sfile = os.path.join(workdir, "bench.gp")
@@ -360,6 +511,7 @@ def main():
     ap.add_argument("--guest", action="append", default=[],
                     help="LOG[:TAG] console output of guest-bench.sh")
     ap.add_argument("--abi", help="output of scripts/guest/abi-bench.sh")
+    ap.add_argument("--ulp", help="console output of bench/guest-ulp.sh")
     ap.add_argument("--json", required=True)
     ap.add_argument("--md", required=True)
     ap.add_argument("--png")
@@ -383,6 +535,10 @@ def main():
     if a.abi:
         abi, errs = abi_rows(a.abi)
         rows += abi
+        errors += errs
+    if a.ulp:
+        ulp, errs = ulp_rows(a.ulp)
+        rows += ulp
         errors += errs
     with open(a.json, "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=1)
