@@ -6,8 +6,10 @@ a Markdown table and build/bench.png.
 Inputs: Google Benchmark's JSON report of build/host-bench/host_bench, and
 the console output of bench/guest-bench.sh runs ("BENCH part metric device
 value" lines).  Every row compares krwq with a peer measured in the same
-process or the same boot.  ratio = krwq / peer; whether lower or higher is
-better is stated in the unit, and a goal is a bound on ratio.
+process or the same boot.  ratio = krwq / peer; each row says whether
+lower or higher is better ("better"), and a goal is a bound on ratio.
+build/bench.json is {"meta": {...}, "rows": [...]}: meta says which commit,
+when, on which kernel variant and under what host load.
 """
 import argparse
 import json
@@ -40,39 +42,49 @@ def host_rows(path):
     floor = "Boost spsc_queue (floor)"
     rows = []
     for sge in (1, 4):
-        rows.append(row(f"host: post+take, {sge} SGE", "ns/op, lower is better",
+        rows.append(row(f"host: post+take, {sge} SGE", "ns/op", "lower",
                         ns(f"BM_krwq_pair/{sge}"), floor, ns(f"BM_floor_pair/{sge}"),
                         "ratio <= 1.5", lambda r: r <= 1.5))
-    rows.append(row("host: 32-WR list post + 32 takes, per WR", "ns/WR, lower is better",
+    rows.append(row("host: 32-WR list post + 32 takes, per WR", "ns/WR", "lower",
                     ns("BM_krwq_list32", 32), floor, ns("BM_floor_list32", 32)))
-    rows.append(row("host: producer + consumer threads, per WR", "ns/WR, lower is better",
+    rows.append(row("host: producer + consumer threads, per WR", "ns/WR", "lower",
                     ns("BM_krwq_threads/real_time/threads:2"), floor,
                     ns("BM_floor_threads/real_time/threads:2")))
-    rows.append(row("host: SRQ resize with 64K WRs queued", "us/resize, lower is better",
+    rows.append(row("host: SRQ resize with 64K WRs queued", "us/resize", "lower",
                     ns("BM_krwq_srq_resize64k", 2) / 1e3, "calloc + memcpy (floor)",
                     ns("BM_floor_srq_resize64k", 2) / 1e3))
     base = ns("BM_krwq_depth/16")
     for d in (16, 256, 4096, 65536):
-        rows.append(row(f"host: post+take at depth {d}", "ns/op, lower is better",
+        rows.append(row(f"host: post+take at depth {d}", "ns/op", "lower",
                         ns(f"BM_krwq_depth/{d}"), floor, ns(f"BM_floor_depth/{d}"),
                         "flat: krwq <= 1.5 x krwq at depth 16",
                         lambda r, v=ns(f"BM_krwq_depth/{d}"): v <= 1.5 * base))
     for d in (16, 256, 4096, 65536):
-        rows.append(row(f"host: bytes per queue, depth {d}, 1 SGE", "bytes, lower is better",
+        rows.append(row(f"host: bytes per queue, depth {d}, 1 SGE", "bytes", "lower",
                         med[f"BM_krwq_depth/{d}"]["queue_bytes"], floor,
                         med[f"BM_floor_depth/{d}"]["queue_bytes"]))
     return rows
 
 
-def row(name, unit, krwq, peer, peer_value, goal=None, test=None):
+def slug(name):
+    """A row's id: its name in lower case, runs of other characters as "-"."""
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def row(name, unit, better, krwq, peer=None, peer_value=None, goal=None, test=None,
+        note=None, rid=None):
+    """One row of bench.json.  better is "lower" or "higher"; a row without
+    a peer is a figure on its own (no ratio, no goal)."""
+    assert better in ("lower", "higher")
     ratio = krwq / peer_value if peer_value else None
     met = None
     if test is not None and ratio is not None:
         met = bool(test(ratio))
-    return {"name": name, "unit": unit, "krwq": round(krwq, 4), "peer": peer,
-            "peer_value": round(peer_value, 4),
+    return {"id": rid or slug(name), "name": name, "unit": unit, "better": better,
+            "krwq": round(krwq, 4), "peer": peer,
+            "peer_value": round(peer_value, 4) if peer_value is not None else None,
             "ratio": round(ratio, 4) if ratio is not None else None,
-            "goal": goal, "met": met}
+            "goal": goal, "met": met, "note": note}
 
 
 def abi_rows(path):
@@ -89,18 +101,18 @@ def abi_rows(path):
     two, one = by_abi["2"], by_abi["1"]
     peer = "krwq0, uverbs ABI 1"
     spec = [("ibv_post_recv, 1 WR per call", "post_recv_calls_per_s",
-             "calls/s, higher is better", ">= 2x ABI 1", lambda r: r >= 2),
+             "calls/s", "higher", ">= 2x ABI 1", lambda r: r >= 2),
             ("ib_send_lat 64 B, typical", "send_lat_64_typical_us",
-             "us, lower is better", None, None),
+             "us", "lower", None, None),
             ("ib_send_bw 64 B, message rate", "send_bw_64_mpps",
-             "Mpps, higher is better", None, None),
+             "Mpps", "higher", None, None),
             ("ib_send_bw 64 KiB, bandwidth", "send_bw_64k_mbps",
-             "MB/s, higher is better", None, None)]
+             "MB/s", "higher", None, None)]
     rows = []
-    for name, key, unit, goal, test in spec:
+    for name, key, unit, better, goal, test in spec:
         if one.get(key) and two.get(key) is not None:
-            rows.append(row(f"ABI 2 (mapped rings): {name}", unit, two[key], peer, one[key],
-                            goal, test))
+            rows.append(row(f"ABI 2 (mapped rings): {name}", unit, better, two[key], peer,
+                            one[key], goal, test))
     return rows, []
 
 
@@ -117,28 +129,28 @@ def guest_values(path):
 
 
 KERNEL = [
-    ("post1", "kernel: ib_post_recv, 1 WR", "ns/call, lower is better", "ratio <= 1", 1.0),
-    ("post_list32", "kernel: ib_post_recv, 32-WR list", "ns/call, lower is better",
+    ("post1", "kernel: ib_post_recv, 1 WR", "ns/call", "lower", "ratio <= 1", 1.0),
+    ("post_list32", "kernel: ib_post_recv, 32-WR list", "ns/call", "lower",
      "ratio <= 0.5", 0.5),
-    ("take", "kernel: take one receive WQE", "ns/op, lower is better", "ratio <= 1", 1.0),
-    ("pair1", "kernel: post+take, 1 SGE", "ns/op, lower is better", None, None),
-    ("pair4", "kernel: post+take, 4 SGE", "ns/op, lower is better", None, None),
-    ("threads", "kernel: producer + consumer on 2 CPUs, per WR", "ns/WR, lower is better",
+    ("take", "kernel: take one receive WQE", "ns/op", "lower", "ratio <= 1", 1.0),
+    ("pair1", "kernel: post+take, 1 SGE", "ns/op", "lower", None, None),
+    ("pair4", "kernel: post+take, 4 SGE", "ns/op", "lower", None, None),
+    ("threads", "kernel: producer + consumer on 2 CPUs, per WR", "ns/WR", "lower",
      None, None),
 ]
 
-LOWER_US = "us, lower is better"
+LOWER_US = ("us", "lower")
 E2E = [
-    ("rc_pingpong_us_64", "ibv_rc_pingpong 64 B", "us/iter, lower is better"),
-    ("rc_pingpong_us_4096", "ibv_rc_pingpong 4 KiB", "us/iter, lower is better"),
-    ("send_lat_typical_us_64", "ib_send_lat 64 B, typical", LOWER_US),
-    ("send_bw_mmps_64", "ib_send_bw 64 B, message rate", "msg/s, higher is better"),
-    ("send_bw_mibs_64", "ib_send_bw 64 B, bandwidth", "MiB/s, higher is better"),
-    ("send_bw_mmps_4096", "ib_send_bw 4 KiB, message rate", "msg/s, higher is better"),
-    ("send_bw_mibs_4096", "ib_send_bw 4 KiB, bandwidth", "MiB/s, higher is better"),
-    ("send_bw_mmps_65536", "ib_send_bw 64 KiB, message rate", "msg/s, higher is better"),
-    ("send_bw_mibs_65536", "ib_send_bw 64 KiB, bandwidth", "MiB/s, higher is better"),
-    ("write_bw_mibs_4096", "ib_write_bw 4 KiB, bandwidth", "MiB/s, higher is better"),
+    ("rc_pingpong_us_64", "ibv_rc_pingpong 64 B", "us/iter", "lower"),
+    ("rc_pingpong_us_4096", "ibv_rc_pingpong 4 KiB", "us/iter", "lower"),
+    ("send_lat_typical_us_64", "ib_send_lat 64 B, typical", *LOWER_US),
+    ("send_bw_mmps_64", "ib_send_bw 64 B, message rate", "msg/s", "higher"),
+    ("send_bw_mibs_64", "ib_send_bw 64 B, bandwidth", "MiB/s", "higher"),
+    ("send_bw_mmps_4096", "ib_send_bw 4 KiB, message rate", "msg/s", "higher"),
+    ("send_bw_mibs_4096", "ib_send_bw 4 KiB, bandwidth", "MiB/s", "higher"),
+    ("send_bw_mmps_65536", "ib_send_bw 64 KiB, message rate", "msg/s", "higher"),
+    ("send_bw_mibs_65536", "ib_send_bw 64 KiB, bandwidth", "MiB/s", "higher"),
+    ("write_bw_mibs_4096", "ib_write_bw 4 KiB, bandwidth", "MiB/s", "higher"),
 ]
 
 
@@ -170,33 +182,173 @@ def guest_rows(vals, tag):
     exact_rates(vals)
     rows = []
     sfx = f" ({tag})" if tag else ""
-    for metric, name, unit, goal, bound in KERNEL:
+    for metric, name, unit, better, goal, bound in KERNEL:
         k, p = vals.get(("kernel", metric, "krwq")), vals.get(("kernel", metric, "rdmavt"))
         if k is None or p is None:
             continue
         # the in-kernel part uses kernel QPs: the uverbs ABI does not apply
-        rows.append(row(name, unit, k, "rdmavt (same boot)", p, goal,
+        rows.append(row(name, unit, better, k, "rdmavt (same boot)", p, goal,
                         (lambda r, b=bound: r <= b) if bound else None))
-    for metric, name, unit in E2E:
+    for metric, name, unit, better in E2E:
         k, p = vals.get(("e2e", metric, "krwq0")), vals.get(("e2e", metric, "rxe0"))
         if k is None or p is None:
             continue
         if "_mmps_" in metric:	# perftest reports millions of messages/s
             k, p = k * 1e6, p * 1e6
-        higher = "higher" in unit
+        higher = better == "higher"
         goal = "ratio >= 20" if higher else "ratio <= 0.05"
         test = (lambda r: r >= 20) if higher else (lambda r: r <= 0.05)
-        rows.append(row("e2e: " + name + sfx, unit, k, "rxe0 (same boot)", p, goal, test))
+        rows.append(row("e2e: " + name + sfx, unit, better, k, "rxe0 (same boot)", p, goal,
+                        test))
     # the copy limit: the faster of glibc's memcpy and rep movsb
     k = vals.get(("e2e", "send_bw_mibs_65536", "krwq0"))
     copies = [v for (p, m, d), v in vals.items()
               if p == "e2e" and d == "memcpy" and m.endswith("_mibs_65536")]
     if k is not None and copies:
         rows.append(row("e2e: ib_send_bw 64 KiB against a 64 KiB copy" + sfx,
-                        "MiB/s, higher is better", k,
+                        "MiB/s", "higher", k,
                         "in-guest memcpy/rep movsb, best (same boot)", max(copies),
                         "ratio >= 0.5", lambda r: r >= 0.5))
     return rows
+
+
+def ulp_parse(path):
+    """guest-ulp.sh's log: BENCH ulp values, fio's JSON reports (BENCH-FIO
+    DEV JOB PASS LINE) and the irqsoff trace files (BENCH-IRQOFF WHAT LINE)."""
+    vals, fio, irq, errors = {}, {}, {}, []
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            m = re.match(r"^BENCH ulp (\w+) (\w+) ([0-9.eE+-]+)\s*$", line)
+            if m:
+                vals[(m[1], m[2])] = float(m[3])
+                continue
+            m = re.match(r"^BENCH-FIO (\w+) (\w+) (\d+) ?(.*)$", line)
+            if m:
+                fio.setdefault((m[1], m[2], m[3]), []).append(m[4])
+                continue
+            m = re.match(r"^BENCH-IRQOFF (\w+) ?(.*)$", line)
+            if m:
+                irq.setdefault(m[1], []).append(m[2])
+            elif line.startswith("BENCH-ERROR"):
+                errors.append(line.strip())
+    reports = {}	# (device, job): [the read figures of each pass]
+    for key, lines in sorted(fio.items()):
+        text = "\n".join(lines)
+        try:
+            # fio may put a warning before the report
+            doc, _ = json.JSONDecoder().raw_decode(text[text.index("{"):])
+            job = doc["jobs"][0]
+            if job.get("error"):
+                raise ValueError(f"fio job error {job['error']}")
+            reports.setdefault(key[:2], []).append(job["read"])
+        except (ValueError, KeyError, IndexError) as e:
+            errors.append(f"fio report {key[1]} on {key[0]}, pass {key[2]}: {e}")
+    return vals, reports, irq, errors
+
+
+def irqoff_note(lines):
+    """Where the longest interrupts-off section opened and closed, from the
+    irqsoff trace file: its "started at" and "ended at" lines, the task,
+    and the first callers in the stack recorded at its end."""
+    started = ended = task = None
+    stack = []
+    in_stack = False
+    for line in lines:
+        m = re.match(r"^#\s+=> (started|ended) at:\s+(\S+)", line)
+        if m:
+            if m[1] == "started":
+                started = m[2]
+            else:
+                ended = m[2]
+            continue
+        m = re.match(r"^#\s+\| task: (\S+)", line)
+        if m:
+            task = m[1]
+            continue
+        if "<stack trace>" in line:
+            in_stack = True
+            continue
+        m = re.match(r"^ => (\S+)", line)
+        if in_stack and m:
+            stack.append(m[1])
+    # the tracer's own frames and the lock helpers say nothing of the caller
+    skip = re.compile(r"^(__?trace_|trace_hardirqs|tracer_hardirqs|stack_trace|"
+                      r"check_critical_timing|stop_critical|_raw_spin_unlock|"
+                      r"__raw_spin_unlock|lockdep_hardirqs)")
+    callers = [f for f in stack if not skip.match(f)][:4]
+    if started is None and ended is None:
+        return None, False
+    text = f"started at {started}, ended at {ended}"
+    if task:
+        text += f", task {task}"
+    if callers:
+        text += ", stack " + " < ".join(callers)
+    in_krwq = any("krwq" in (f or "") for f in [started, ended] + stack)
+    return text + (" (in krwq)" if in_krwq else " (not in krwq)"), in_krwq
+
+
+NVMEOF = [
+    ("randread_4k_qd1", "4 KiB random read, iodepth 1", "IOPS", "iops"),
+    ("randread_4k_qd32", "4 KiB random read, iodepth 32", "IOPS", "iops"),
+    ("read_128k_qd4", "128 KiB sequential read, iodepth 4", "MB/s", "bw_bytes"),
+]
+
+
+def ulp_rows(path):
+    """NVMe-oF and rping set-ups on krwqe0 against rxe0, and the
+    interrupts-off figures, from one guest-ulp.sh boot."""
+    vals, fio, irq, errors = ulp_parse(path)
+    rows = []
+    peer = "rxe0 (same boot)"
+    for job, name, unit, key in NVMEOF:
+        k, p = fio.get(("krwqe0", job)), fio.get(("rxe0", job))
+        if not k or not p:
+            continue
+        # the mean of the passes (krwqe0, rxe0, rxe0, krwqe0)
+        scale = 1e6 if key == "bw_bytes" else 1
+        kv = [r[key] / scale for r in k]
+        pv = [r[key] / scale for r in p]
+        note = (f"passes: krwqe0 {', '.join(fmt(v) for v in kv)}; "
+                f"rxe0 {', '.join(fmt(v) for v in pv)}")
+        rows.append(row(f"ulp: NVMe-oF (nvme-rdma, fio) {name}", unit, "higher",
+                        sum(kv) / len(kv), peer, sum(pv) / len(pv), "ratio >= 3",
+                        lambda r: r >= 3, note=note))
+    k, p = vals.get(("rping_setup_ms", "krwqe0")), vals.get(("rping_setup_ms", "rxe0"))
+    if k is not None and p is not None:
+        n = int(vals.get(("rping_setups", "krwqe0"), 0))
+        rows.append(row(f"ulp: rping connection set-up (rping -c -C 1), mean of {n}",
+                        "ms/connection", "lower", k, peer, p, "ratio <= 1", lambda r: r <= 1))
+
+    busy = vals.get(("irqoff_max_us", "krwq0"))
+    idle = vals.get(("irqoff_max_us", "idle"))
+    secs = vals.get(("irqoff_seconds", "krwq0"))
+    copies = {how: v for (m, how), v in vals.items() if m == "copy_us_16384"}
+    in_krwq = False
+    if busy is not None:
+        note, in_krwq = irqoff_note(irq.get("krwq0", []))
+        rows.append(row("irq-off: longest section, 16 MiB ib_write_bw + ib_send_bw on krwq0",
+                        "us", "lower", busy, note=note, rid="irqoff_max_us"))
+    if idle is not None:
+        note, _ = irqoff_note(irq.get("idle", []))
+        if secs is not None:
+            note = f"{note or 'no section traced'}; idle for {secs:.0f} s, as long as the traffic"
+        rows.append(row("irq-off: longest section, idle for as long", "us", "lower", idle,
+                        note=note, rid="irqoff_idle_max_us"))
+    if copies:
+        copy = min(copies.values())
+        rows.append(row("one 16 KiB copy in user space, best of memcpy and rep movsb", "us",
+                        "lower", copy,
+                        note=", ".join(f"{h} {v:.3f} us" for h, v in sorted(copies.items()))
+                        + "; the best round of 16 copies of 201",
+                        rid="copy_16k_us"))
+        if busy is not None:
+            rows.append(row("irq-off: krwq longest irq-off / 16 KiB copy", "us", "lower", busy,
+                            "one 16 KiB copy (same boot)", copy, "ratio <= 1.0",
+                            lambda r: r <= 1.0, rid="irqoff_over_copy_16k",
+                            note="the longest section during the traffic was "
+                            + ("krwq's" if in_krwq else "not krwq's: see irqoff_max_us")))
+    return rows, [f"{path}: {e}" for e in errors]
 
 
 def fmt(v):
@@ -216,27 +368,90 @@ def advantage(r):
     """How many times better krwq is than the peer (>1: krwq better)."""
     if not r["ratio"]:
         return None
-    return r["ratio"] if "higher is better" in r["unit"] else 1 / r["ratio"]
+    return r["ratio"] if r["better"] == "higher" else 1 / r["ratio"]
+
+
+def words(r):
+    """What "better" and "worse" mean for the row's unit."""
+    if r["unit"] == "bytes":
+        return "smaller", "larger"
+    if r["id"].startswith("irqoff"):
+        return "shorter", "longer"
+    return "faster", "slower"
+
+
+def times(v):
+    if v >= 100:
+        return f"{v:,.0f}"
+    if v >= 10:
+        return f"{v:.1f}"
+    return f"{v:.2f}"
+
+
+def compare(r):
+    """krwq against its peer in words: "2.10× faster", "1.40× slower"."""
+    adv = advantage(r)
+    if adv is None:
+        return "-"
+    good, bad = words(r)
+    if abs(adv - 1) < 0.005:
+        return "the same"
+    return f"{times(adv)}× {good}" if adv > 1 else f"{times(1 / adv)}× {bad}"
 
 
 def markdown(rows):
-    out = ["| benchmark | unit | krwq | peer | peer value | ratio | krwq better by | goal | met |",
+    out = ["| benchmark | unit | krwq | peer | peer value | ratio | krwq against peer | goal | met |",
            "| --- | --- | ---: | --- | ---: | ---: | ---: | --- | --- |"]
+    notes = []
     for r in rows:
-        adv = advantage(r)
         met = {True: "yes", False: "**no**", None: "-"}[r["met"]]
-        out.append(f"| {r['name']} | {r['unit']} | {fmt(r['krwq'])} | {r['peer']} | "
-                   f"{fmt(r['peer_value'])} | {fmt(r['ratio'])} | "
-                   f"{fmt(adv) + 'x' if adv else '-'} | {r['goal'] or '-'} | {met} |")
+        name = r["name"]
+        if r["note"]:
+            notes.append(r["note"])
+            name += f" [{len(notes)}]"
+        out.append(f"| {name} | {r['unit']}, {r['better']} is better | {fmt(r['krwq'])} | "
+                   f"{r['peer'] or '-'} | {fmt(r['peer_value'])} | {fmt(r['ratio'])} | "
+                   f"{compare(r)} | {r['goal'] or '-'} | {met} |")
+    if notes:
+        out.append("")
+        out += [f"[{i}] {n}" for i, n in enumerate(notes, 1)]
     return "\n".join(out)
+
+
+def conditions(meta):
+    """The Markdown's first line: when, which commit and kernel, what load."""
+    parts = [f"Measured {meta['date']} at commit {meta['commit']}",
+             f"{meta['host_cpus']} host CPUs"]
+    if meta["kernel_variant"]:
+        parts.append(f"{meta['kernel_variant']} kernel")
+    for load in meta["host_load"]:
+        what = f"{load['part']}: host load average {load['before']}"
+        if load["after"] is not None:
+            what += f" before, {load['after']} after"
+        parts.append(what)
+    return "; ".join(parts) + "."
+
+
+def read_load(path):
+    """scripts/bench's load file: PART<TAB>BEFORE[<TAB>AFTER] lines."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            part, before, *after = line.rstrip("\n").split("\t")
+            out.append({"part": part, "before": float(before),
+                        "after": float(after[0]) if after and after[0] else None})
+    return out
 
 
 def plot(rows, host_json, png, workdir):
     """ns/op against depth (krwq and the floor) and krwq's advantage bars."""
     depth = [(int(re.search(r"depth (\d+)$", r["name"])[1]), r["krwq"], r["peer_value"])
              for r in rows if r["name"].startswith("host: post+take at depth")]
+    # bars for krwq against another implementation (not bytes, not the
+    # interrupts-off section against a copy)
     bars = [(r["name"], advantage(r)) for r in rows
-            if advantage(r) and not r["name"].startswith("host: bytes")]
+            if advantage(r) and not r["name"].startswith("host: bytes")
+            and not r["id"].startswith("irqoff")]
     dfile = os.path.join(workdir, "depth.dat")
     bfile = os.path.join(workdir, "bars.dat")
     with open(dfile, "w") as f:
@@ -246,12 +461,12 @@ def plot(rows, host_json, png, workdir):
         for i, (n, a) in enumerate(bars):
             label = n.replace('"', "'")
             f.write(f'{i} {a} "{label}"\n')
+    if not depth and not bars:
+        return
     lo = min([a for _, a in bars] + [1.0]) / 2
     hi = max([a for _, a in bars] + [1.0]) * 2
-    script = f"""
-set terminal pngcairo size 1500,{520 + 20 * len(bars)} font ",9" noenhanced
-set output "{png}"
-set multiplot layout 1,2
+    panels = (1 if depth else 0) + (1 if bars else 0)
+    depth_gp = f"""
 set title "post+take with the ring half full, against queue depth (host)"
 set logscale x 2
 set xlabel "queue depth (WRs)"
@@ -260,6 +475,8 @@ set yrange [0:*]
 set key top left
 plot "{dfile}" using 1:2 with linespoints lw 2 title "krwq core", \\
      "{dfile}" using 1:3 with linespoints lw 2 title "Boost spsc_queue floor"
+"""
+    bars_gp = f"""
 set title "krwq against its peer, same process or same boot (>1: krwq better)"
 set logscale x 10
 set xrange [{lo}:{hi}]
@@ -273,6 +490,13 @@ set grid xtics
 set arrow 1 from 1, graph 0 to 1, graph 1 nohead lw 2 lc rgb "black"
 plot "{bfile}" using 2:1:($2 < 1 ? $2 : 1):($2 < 1 ? 1 : $2):($1 - 0.35):($1 + 0.35):($2 < 1 ? 0xc05050 : 0x4080c0):ytic(3) \\
      with boxxyerrorbars lc rgb variable
+"""
+    script = f"""
+set terminal pngcairo size {1500 if panels == 2 else 1000},{520 + 20 * len(bars)} font ",9" noenhanced
+set output "{png}"
+set multiplot layout 1,{panels}
+{depth_gp if depth else ""}
+{bars_gp if bars else ""}
 unset multiplot
 """
     sfile = os.path.join(workdir, "bench.gp")
@@ -287,11 +511,18 @@ def main():
     ap.add_argument("--guest", action="append", default=[],
                     help="LOG[:TAG] console output of guest-bench.sh")
     ap.add_argument("--abi", help="output of scripts/guest/abi-bench.sh")
+    ap.add_argument("--ulp", help="console output of bench/guest-ulp.sh")
     ap.add_argument("--json", required=True)
     ap.add_argument("--md", required=True)
     ap.add_argument("--png")
-    ap.add_argument("--conditions", default="", help="when and under what load")
+    ap.add_argument("--commit", default="unknown", help="the commit measured")
+    ap.add_argument("--date", required=True, help="when, UTC")
+    ap.add_argument("--variant", help="the test kernel variant the VM booted")
+    ap.add_argument("--cpus", type=int, default=os.cpu_count())
+    ap.add_argument("--load", help="PART<TAB>BEFORE[<TAB>AFTER] host load averages")
     a = ap.parse_args()
+    meta = {"commit": a.commit, "date": a.date, "kernel_variant": a.variant,
+            "host_cpus": a.cpus, "host_load": read_load(a.load) if a.load else []}
 
     rows, errors = [], []
     if a.host:
@@ -305,12 +536,14 @@ def main():
         abi, errs = abi_rows(a.abi)
         rows += abi
         errors += errs
+    if a.ulp:
+        ulp, errs = ulp_rows(a.ulp)
+        rows += ulp
+        errors += errs
     with open(a.json, "w") as f:
-        json.dump(rows, f, indent=1)
+        json.dump({"meta": meta, "rows": rows}, f, indent=1)
         f.write("\n")
-    md = markdown(rows)
-    if a.conditions:
-        md = f"Measured {a.conditions}.\n\n" + md
+    md = conditions(meta) + "\n\n" + markdown(rows)
     with open(a.md, "w") as f:
         f.write(md + "\n")
     print(md)

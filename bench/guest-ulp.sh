@@ -1,0 +1,250 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# guest-ulp.sh - the in-VM half of scripts/bench's "ulp" boot: what the
+# kernel's upper-layer users of RDMA see of krwq against rdma_rxe, and
+# how long krwq keeps interrupts off.  Loads krwq.ko with the given module
+# parameters, then, in this one boot:
+#  - memcpy_bw --best 16384: the time of one 16 KiB copy;
+#  - the irqsoff tracer (bench kernel only): the longest interrupts-off
+#    section while ib_write_bw and then ib_send_bw move 16 MiB messages
+#    over krwq0 (server and client on 127.0.0.1), then during a sleep as
+#    long, with no RDMA traffic;
+#  - NVMe over Fabrics on krwqe0 and rxe0 (each on a dummy netdev of its
+#    own), set up and torn down by nvmeof-lib.sh as nvmeof.sh tests it,
+#    in two passes ordered krwqe0, rxe0, rxe0, krwqe0 so that a drift of
+#    the host's load favours neither: fio on the namespace, direct I/O,
+#    fixed time, JSON report: 4 KiB random reads at iodepth 1 and 32,
+#    128 KiB sequential reads at iodepth 4; krwqe0's counters after each
+#    of its passes;
+#  - rping connection set-ups: ROUNDS rounds of SETUPS `rping -c -C 1`
+#    runs against a persistent server (`rping -s -P`) on each device, the
+#    devices alternating by round, each run's wall time summed.
+# Prints, besides nvmeof-lib.sh's TAP lines:
+#   BENCH ulp METRIC DEVICE VALUE
+#   BENCH-FIO DEVICE JOB PASS LINE  fio's JSON report, line by line
+#   BENCH-IRQOFF WHAT LINE          the irqsoff tracer's trace file
+#   BENCH-ERROR WHAT                something could not be measured
+#   BENCH-DONE
+#
+#   guest-ulp.sh DIR [NAME=VALUE]...
+# DIR holds krwq.ko and memcpy_bw.
+# scripts/vm puts both libraries in /krwq/lib
+# shellcheck source=scripts/guest/tap.sh
+. /krwq/lib/tap.sh
+# shellcheck source=scripts/guest/nvmeof-lib.sh
+. /krwq/lib/nvmeof-lib.sh
+dir=$1
+shift
+tmp=/tmp/ulp
+tracefs=/sys/kernel/tracing
+port=18900
+# fio: seconds measured after seconds of warm-up, per job
+fio_runtime=8
+fio_ramp=2
+rping_rounds=2
+rping_setups=10
+mkdir -p $tmp
+
+insmod "$dir/krwq.ko" "$@" || { echo "BENCH-ERROR insmod krwq.ko $*"; exit 1; }
+# user space's rdma_cm: a module on distribution kernels (built in here)
+modprobe rdma_ucm 2> /dev/null
+
+# centis: the uptime in hundredths of a second
+centis() {
+	read -r up _ < /proc/uptime
+	echo "${up%.*}${up#*.}"
+}
+
+# --- the time of one 16 KiB copy
+
+"$dir/memcpy_bw" --best 16384 > $tmp/copy.log 2>&1 ||
+	echo "BENCH-ERROR memcpy_bw --best 16384: $(cat $tmp/copy.log)"
+while read -r how size us; do
+	echo "BENCH ulp copy_us_$size $how $us"
+done < $tmp/copy.log
+
+# --- interrupts off
+
+# perftest_pair PROGRAM ARG...: the server on krwq0, then the client
+# against 127.0.0.1 (retried while the server is not listening yet)
+perftest_pair() {
+	port=$((port + 1))
+	timeout 300 "$@" -p $port > $tmp/server.log 2>&1 &
+	pp_pid=$!
+	pp_tries=0
+	while :; do
+		sleep 1
+		timeout 300 "$@" -p $port 127.0.0.1 > $tmp/client.log 2>&1
+		pp_crc=$?
+		pp_tries=$((pp_tries + 1))
+		if [ $pp_crc = 0 ] || [ $pp_tries -ge 60 ] ||
+			! grep -q "Couldn't connect" $tmp/client.log; then
+			break
+		fi
+	done
+	wait $pp_pid
+	pp_src=$?
+	[ "$pp_crc" = 0 ] && [ "$pp_src" = 0 ] && return 0
+	echo "BENCH-ERROR $* (client $pp_crc, server $pp_src)"
+	sed 's/^/# /' $tmp/client.log $tmp/server.log | tail -n 20
+	return 1
+}
+
+# irqoff_traffic: 16 MiB RDMA WRITEs and SENDs over krwq0
+irqoff_traffic() {
+	perftest_pair ib_write_bw -d krwq0 -s 16777216 -n 5
+	perftest_pair ib_send_bw -d krwq0 -s 16777216 -n 5
+}
+
+# irqoff_dump WHAT: the longest section since the last reset, and the
+# trace file that says where it started and ended
+irqoff_dump() {
+	echo "BENCH ulp irqoff_max_us $1 $(cat $tracefs/tracing_max_latency)"
+	sed "s/^/BENCH-IRQOFF $1 /" $tracefs/trace
+}
+
+if grep -qw irqsoff $tracefs/available_tracers 2> /dev/null; then
+	# only where each section opened and closed, not every function
+	# called inside it (which would lengthen the sections it measures)
+	echo 0 > $tracefs/options/function-trace
+	echo irqsoff > $tracefs/current_tracer
+	echo 0 > $tracefs/tracing_max_latency
+	t0=$(centis)
+	irqoff_traffic
+	t1=$(centis)
+	irqoff_dump krwq0
+	echo "BENCH ulp irqoff_seconds krwq0 $(((t1 - t0) / 100))"
+	echo 0 > $tracefs/tracing_max_latency
+	sleep $(((t1 - t0 + 99) / 100))
+	irqoff_dump idle
+	echo nop > $tracefs/current_tracer
+else
+	echo "BENCH-ERROR no irqsoff tracer in this kernel (scripts/test-kernel-bench.config has it)"
+fi
+
+# --- NVMe over Fabrics
+
+# failed_since N: a TAP check failed since the count was N
+failed_since() { [ "$fail" != "$1" ]; }
+
+# fio_json NAME PASS JOB fio-option...: one fixed-time job on /dev/$ns
+fio_json() {
+	fj_dev=$1 fj_pass=$2 fj_job=$3
+	shift 3
+	timeout 300 fio --name="$fj_job" --filename="/dev/$ns" --ioengine=libaio --direct=1 \
+		--time_based --runtime=$fio_runtime --ramp_time=$fio_ramp \
+		--output-format=json --output=$tmp/fio.json "$@" > $tmp/fio.log 2>&1
+	fj_rc=$?
+	if [ $fj_rc = 0 ] && [ -s $tmp/fio.json ]; then
+		sed "s/^/BENCH-FIO $fj_dev $fj_job $fj_pass /" $tmp/fio.json
+	else
+		echo "BENCH-ERROR fio $fj_job on $fj_dev (/dev/$ns): status $fj_rc"
+		sed 's/^/# /' $tmp/fio.log $tmp/fio.json 2> /dev/null | tail -n 20
+	fi
+}
+
+# nvmeof_bench NAME ADDR PASS: the target on NAME at ADDR, the host
+# connected to it, the fio jobs, everything undone
+nvmeof_bench() {
+	nb_nqn=nqn.2026-12.org.example.krwq:bench-$1
+	nb_fail=$fail
+	modules_up 0
+	target_up "$nb_nqn" "$2"
+	if ! failed_since "$nb_fail" && connect "$nb_nqn" "$2" && [ -n "$ns" ]; then
+		fio_json "$1" "$3" randread_4k_qd1 --rw=randread --bs=4k --iodepth=1
+		fio_json "$1" "$3" randread_4k_qd32 --rw=randread --bs=4k --iodepth=32
+		fio_json "$1" "$3" read_128k_qd4 --rw=read --bs=128k --iodepth=4
+		disconnect "$nb_nqn"
+		# RNR retries and ACK timeouts would say where krwq waited
+		case $1 in
+		krwq*)
+			echo "# $1 counters after pass $3:"
+			rdma statistic show link "$1/1" 2>&1 | sed 's/^/#   /' ;;
+		esac
+	else
+		echo "BENCH-ERROR NVMe-oF on $1: no namespace (see the TAP lines above)"
+	fi
+	if ctrl_of "$nb_nqn" > /dev/null; then timeout 60 nvme disconnect -n "$nb_nqn" > /dev/null 2>&1; fi
+	target_down "$nb_nqn"
+	modules_down
+}
+
+# the devices stay up for rping below
+device_up krwq krwqe0 ulp1 192.0.2.1
+device_up rxe rxe0 ulp2 198.51.100.1
+nvmeof_bench krwqe0 192.0.2.1 1
+nvmeof_bench rxe0 198.51.100.1 1
+nvmeof_bench rxe0 198.51.100.1 2
+nvmeof_bench krwqe0 192.0.2.1 2
+
+# --- rping connection set-ups
+
+# rping_server NAME ADDR PORT: a persistent server on ADDR:PORT, one ping
+# per connection (its pid in rs_pid); one untimed connection made, which
+# also waits for it to listen
+rping_server() {
+	timeout 900 rping -s -P -a "$2" -p "$3" -C 1 > "$tmp/rping-s-$1.log" 2>&1 &
+	rs_pid=$!
+	rs_k=0
+	until timeout 60 rping -c -a "$2" -p "$3" -C 1 > $tmp/rping-c.log 2>&1; do
+		rs_k=$((rs_k + 1))
+		[ $rs_k -lt 30 ] || { echo "BENCH-ERROR rping to $2 ($1)"; return 1; }
+		sleep 1
+	done
+}
+
+# rping_round NAME ADDR PORT: SETUPS client runs in a row; their time,
+# in hundredths of a second, in rr_centis
+rping_round() {
+	rr_t0=$(centis)
+	rr_i=0
+	while [ $rr_i -lt $rping_setups ]; do
+		if ! timeout 60 rping -c -a "$2" -p "$3" -C 1 > $tmp/rping-c.log 2>&1; then
+			echo "BENCH-ERROR rping -c -a $2 -p $3 -C 1 ($1) failed"
+			sed 's/^/# /' $tmp/rping-c.log | tail -n 5
+			return 1
+		fi
+		rr_i=$((rr_i + 1))
+	done
+	rr_centis=$(($(centis) - rr_t0))
+}
+
+# per_setup CENTIS: hundredths of a second for all set-ups, in ms each
+per_setup() {
+	awk -v c="$1" -v n=$((rping_rounds * rping_setups)) 'BEGIN { printf "%.2f", c * 10 / n }'
+}
+
+kport=$((port + 1)) rport=$((port + 2))
+kpid='' rpid=''
+if rping_server krwqe0 192.0.2.1 $kport; then
+	kpid=$rs_pid
+	if rping_server rxe0 198.51.100.1 $rport; then
+		rpid=$rs_pid
+		kc=0 xc=0 r=0
+		while [ $r -lt $rping_rounds ]; do
+			rping_round krwqe0 192.0.2.1 $kport || break
+			kc=$((kc + rr_centis))
+			echo "# rping round $r: krwqe0 ${rr_centis}0 ms for $rping_setups"
+			rping_round rxe0 198.51.100.1 $rport || break
+			xc=$((xc + rr_centis))
+			echo "# rping round $r: rxe0 ${rr_centis}0 ms for $rping_setups"
+			r=$((r + 1))
+		done
+		if [ $r = $rping_rounds ]; then
+			echo "BENCH ulp rping_setup_ms krwqe0 $(per_setup $kc)"
+			echo "BENCH ulp rping_setup_ms rxe0 $(per_setup $xc)"
+			echo "BENCH ulp rping_setups krwqe0 $((rping_rounds * rping_setups))"
+		fi
+	fi
+fi
+# rxe's removal waits for every process that has the device open
+for p in $kpid $rpid; do
+	kill "$p" 2> /dev/null
+	wait "$p" 2> /dev/null
+done
+
+device_down krwqe0 ulp1
+device_down rxe0 ulp2
+tap_summary > /dev/null || echo "BENCH-ERROR $fail set-up step(s) failed (the TAP lines above)"
+echo "BENCH-DONE"

@@ -1,0 +1,222 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
+#
+# nvmeof-lib.sh - NVMe over Fabrics on RDMA in loopback inside the test
+# VM, the steps: an RDMA device on a dummy netdev, the modules (null_blk,
+# nvmet, nvmet-rdma, nvme-rdma), the target in configfs (a null_blk
+# namespace behind an RDMA port), the host's `nvme connect` and
+# `nvme disconnect`, each undone again.  Every step reports a TAP line
+# through tap.sh's report.  Sourced, after tap.sh, by nvmeof.sh (the
+# test) and bench/guest-ulp.sh (make bench); scripts/vm puts both
+# libraries in /krwq/lib.
+#
+# Sets: log (each step's output), cfs, hostnqn, nullb_gb.
+log=/tmp/nvmeof.log
+cfs=/sys/kernel/config
+hostnqn=nqn.2026-12.org.example.krwq:host
+# null_blk's size parameter is in GiB: 1 GiB, allocated as written
+nullb_gb=1
+
+# a failure shows the command's output, the kernel's last words and what
+# nvme-cli sees
+tap_detail() {
+	[ -f "$log" ] && tail -n 20 "$log"
+	echo "--- dmesg (last 15 lines)"
+	dmesg | tail -n 15
+	echo "--- nvme list"
+	timeout 20 nvme list 2>&1 | tail -n 8
+}
+
+now() { cut -d. -f1 /proc/uptime; }
+
+# check NAME SECONDS COMMAND...: COMMAND under timeout, output in $log
+check() {
+	ck_name=$1 ck_secs=$2
+	shift 2
+	timeout "$ck_secs" "$@" > "$log" 2>&1
+	report $? "$ck_name"
+}
+
+# wait_for SECONDS COMMAND...: until COMMAND succeeds, at most SECONDS
+wait_for() {
+	wf_t=$(($1 * 10))
+	shift
+	while ! "$@" > /dev/null 2>&1; do
+		wf_t=$((wf_t - 1))
+		[ $wf_t -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+loaded() { grep -q "^$1 " /proc/modules; }
+
+# --- the RDMA device
+
+# device_up TYPE NAME NETDEV ADDR: NETDEV (dummy) with ADDR, NAME on it
+device_up() {
+	ip link add "$3" type dummy && ip link set "$3" up &&
+		ip addr add "$4/24" dev "$3" > "$log" 2>&1
+	report $? "$3 up with $4/24"
+	case $1 in
+	rxe)
+		# Debian's rdma_rxe asks the crypto API for crc32, a module there
+		timeout 60 modprobe crc32_generic 2> /dev/null
+		check "modprobe rdma_rxe" 60 modprobe rdma_rxe ;;
+	siw) check "modprobe siw" 60 modprobe siw ;;
+	krwq) loaded krwq; report $? "krwq.ko is loaded" "" ;;
+	esac
+	link_add "$@"
+}
+
+# link_add TYPE NAME NETDEV: `rdma link add`, and the port ACTIVE on NETDEV
+link_add() {
+	timeout 60 rdma link add "$2" type "$1" netdev "$3" > "$log" 2>&1 &&
+		wait_for 20 sh -c "rdma link show $2/1 | grep -q 'state ACTIVE.*netdev $3'"
+	report $? "rdma link add $2 type $1 netdev $3: port ACTIVE"
+}
+
+# device_down NAME NETDEV
+device_down() {
+	if [ -e "/sys/class/infiniband/$1" ]; then
+		check "rdma link delete $1" 120 rdma link delete "$1"
+	fi
+	timeout 30 ip link del "$2"
+}
+
+# --- the modules
+
+# modules_up SRQ: null_blk, the target (use_srq=SRQ) and the host
+modules_up() {
+	timeout 60 modprobe null_blk nr_devices=1 gb=$nullb_gb memory_backed=1 > "$log" 2>&1 &&
+		wait_for 10 test -b /dev/nullb0 &&
+		[ "$(cat /sys/block/nullb0/size)" = $((nullb_gb * 2097152)) ]
+	report $? "null_blk: /dev/nullb0, memory-backed, $nullb_gb GiB"
+	{
+		timeout 60 modprobe configfs &&
+			timeout 60 modprobe nvmet &&
+			timeout 60 modprobe nvmet-rdma use_srq="$1" &&
+			timeout 60 modprobe nvme-rdma
+	} > "$log" 2>&1 &&
+		{ grep -q " $cfs configfs " /proc/mounts ||
+			timeout 30 mount -t configfs configfs $cfs >> "$log" 2>&1; } &&
+		[ -d $cfs/nvmet ]
+	report $? "modprobe nvmet, nvmet-rdma use_srq=$1, nvme-rdma; configfs mounted"
+	want=N
+	[ "$1" = 1 ] && want=Y
+	[ "$(cat /sys/module/nvmet_rdma/parameters/use_srq 2> /dev/null)" = $want ]
+	report $? "nvmet-rdma's use_srq is $want" \
+		"use_srq: $(cat /sys/module/nvmet_rdma/parameters/use_srq 2>&1)"
+}
+
+# modules_down: unload them all; each must go
+modules_down() {
+	timeout 120 modprobe -r nvme-rdma nvmet-rdma nvmet null_blk > "$log" 2>&1
+	rc=$?
+	left=
+	for m in nvme_rdma nvme_fabrics nvmet_rdma nvmet null_blk; do
+		! loaded $m || left="$left $m"
+	done
+	# modprobe's status also covers the dependencies it tries to drop
+	# after them (on Debian's kernel it is 1 with all five gone): what
+	# counts is that the modules are gone
+	[ -z "$left" ]
+	report $? "modprobe -r nvme-rdma nvmet-rdma nvmet null_blk" \
+		"modprobe -r: status $rc; still loaded:$left; $(cat "$log")"
+}
+
+# --- the target
+
+# target_up NQN ADDR: subsystem NQN, namespace 1 on /dev/nullb0, port 1 on
+# ADDR:4420 over RDMA, the subsystem linked into the port (which makes
+# nvmet-rdma listen; the link fails when it cannot)
+target_up() {
+	s=$cfs/nvmet/subsystems/$1 p=$cfs/nvmet/ports/1
+	{
+		mkdir "$s" && echo 1 > "$s/attr_allow_any_host" &&
+			mkdir "$s/namespaces/1" &&
+			echo /dev/nullb0 > "$s/namespaces/1/device_path" &&
+			echo 1 > "$s/namespaces/1/enable"
+	} > "$log" 2>&1
+	report $? "target: subsystem $1, namespace 1 on /dev/nullb0 enabled"
+	{
+		mkdir "$p" && echo rdma > "$p/addr_trtype" &&
+			echo ipv4 > "$p/addr_adrfam" && echo "$2" > "$p/addr_traddr" &&
+			echo 4420 > "$p/addr_trsvcid" && port_link "$1"
+	} > "$log" 2>&1
+	report $? "target: port 1 rdma $2:4420, subsystem linked in (listening)"
+}
+
+port_link() {
+	ln -s "$cfs/nvmet/subsystems/$1" "$cfs/nvmet/ports/1/subsystems/$1"
+}
+
+port_unlink() {
+	rm "$cfs/nvmet/ports/1/subsystems/$1"
+}
+
+# target_down NQN: unlink, remove the port, disable and remove the
+# namespace, remove the subsystem; nothing of it may be left
+target_down() {
+	s=$cfs/nvmet/subsystems/$1 p=$cfs/nvmet/ports/1
+	{
+		{ [ ! -e "$p/subsystems/$1" ] || port_unlink "$1"; } &&
+			rmdir "$p" && echo 0 > "$s/namespaces/1/enable" &&
+			rmdir "$s/namespaces/1" && rmdir "$s" &&
+			[ -z "$(ls $cfs/nvmet/ports)" ] && [ -z "$(ls $cfs/nvmet/subsystems)" ]
+	} > "$log" 2>&1
+	report $? "target torn down in configfs"
+}
+
+# --- the host
+
+# ctrl_of NQN: the host's controller (nvmeN) connected to NQN
+ctrl_of() {
+	for nc in /sys/class/nvme/nvme*; do
+		[ "$(cat "$nc/subsysnqn" 2> /dev/null)" = "$1" ] && echo "${nc##*/}" && return 0
+	done
+	return 1
+}
+
+# ns_of NQN: the namespace block device of NQN that has a /dev node (with
+# native multipath the per-path nvmeNcMnK disks are hidden and have none)
+ns_of() {
+	for nb in /sys/block/nvme*; do
+		nb_dev=${nb##*/}
+		[ "$(cat "$nb/device/subsysnqn" 2> /dev/null)" = "$1" ] && [ -b "/dev/$nb_dev" ] &&
+			echo "$nb_dev" && return 0
+	done
+	return 1
+}
+
+# connect NQN ADDR [nvme connect option...]: connect, and check the
+# controller (live, rdma, ADDR:4420) and its namespace; sets ctrl and ns
+connect() {
+	nqn=$1 addr=$2
+	shift 2
+	ctrl='' ns=''
+	check "nvme connect -t rdma -a $addr -s 4420 -n $nqn $*" 120 \
+		nvme connect -t rdma -a "$addr" -s 4420 -n "$nqn" --hostnqn="$hostnqn" "$@"
+	wait_for 30 ctrl_of "$nqn"
+	ctrl=$(ctrl_of "$nqn")
+	c=/sys/class/nvme/$ctrl
+	[ -n "$ctrl" ] && [ "$(cat "$c/transport")" = rdma ] &&
+		grep -q "traddr=$addr,trsvcid=4420" "$c/address" &&
+		[ "$(cat "$c/state")" = live ]
+	report $? "controller $ctrl: live, transport rdma, traddr=$addr,trsvcid=4420" \
+		"$( [ -z "$ctrl" ] || head "$c/transport" "$c/address" "$c/state" 2>&1)"
+	[ -n "$ctrl" ] || return 1
+	wait_for 90 ns_of "$nqn"
+	ns=$(ns_of "$nqn")
+	[ -n "$ns" ] && [ "$(cat "/sys/block/$ns/size")" = $((nullb_gb * 2097152)) ]
+	report $? "namespace /dev/$ns: $nullb_gb GiB, as null_blk" \
+		"$(ls "$c" /sys/block 2>&1; dmesg | tail -n 8)"
+	[ -n "$ns" ]
+}
+
+# disconnect NQN: `nvme disconnect`; the controller and namespace go
+disconnect() {
+	timeout 60 nvme disconnect -n "$1" > "$log" 2>&1 &&
+		grep -q 'disconnected 1 controller' "$log" &&
+		wait_for 30 sh -c "! ls /sys/class/nvme/$ctrl && [ ! -b /dev/$ns ]"
+	report $? "nvme disconnect -n $1: $ctrl and /dev/$ns gone"
+}
