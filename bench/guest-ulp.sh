@@ -23,7 +23,8 @@
 # Prints, besides nvmeof-lib.sh's TAP lines:
 #   BENCH ulp METRIC DEVICE VALUE
 #   BENCH-FIO DEVICE JOB PASS LINE  fio's JSON report, line by line
-#   BENCH-IRQOFF WHAT LINE          the irqsoff tracer's trace file
+#   BENCH-IRQWIN WHAT US KRWQ START END CALLER  one half-second window's
+#                                   longest section; KRWQ 1 if it was krwq's
 #   BENCH-ERROR WHAT                something could not be measured
 #   BENCH-DONE
 #
@@ -97,11 +98,28 @@ irqoff_traffic() {
 	perftest_pair ib_send_bw -d krwq0 -s 16777216 -n 5
 }
 
-# irqoff_dump WHAT: the longest section since the last reset, and the
-# trace file that says where it started and ended
-irqoff_dump() {
-	echo "BENCH ulp irqoff_max_us $1 $(cat $tracefs/tracing_max_latency)"
-	sed "s/^/BENCH-IRQOFF $1 /" $tracefs/trace
+# irqoff_window WHAT: the longest section since the last look: how long,
+# whether it was krwq's (it opened or closed in a krwq function, or the
+# first caller on the stack recorded at its end, past the tracer's and
+# the lock helpers' frames, is one), where it opened and closed, and that
+# caller; then a reset for the next window.  The tracer keeps only the
+# longest section, so short windows let krwq's own sections show between
+# longer ones of others.  (An interrupt that arrives during a krwq copy
+# has krwq further down its stack, but not as its first caller.)
+irqoff_window() {
+	w_max=$(cat $tracefs/tracing_max_latency)
+	w_trace=$(cat $tracefs/trace)
+	echo 0 > $tracefs/tracing_max_latency
+	w_start=$(echo "$w_trace" | sed -n 's/^#  *=> started at: *\([^ ]*\).*/\1/p')
+	w_end=$(echo "$w_trace" | sed -n 's/^#  *=> ended at: *\([^ ]*\).*/\1/p')
+	w_caller=$(echo "$w_trace" | awk '
+		/<stack trace>/ { s = 1; next }
+		s && $1 == "=>" && $2 !~ /^(__?trace_|trace_hardirqs|tracer_hardirqs|stack_trace|check_critical_timing|stop_critical|_raw_spin_unlock|__raw_spin_unlock|lockdep_hardirqs)/ {
+			print $2; exit
+		}')
+	w_krwq=0
+	case "$w_start $w_end $w_caller" in *krwq*) w_krwq=1 ;; esac
+	echo "BENCH-IRQWIN $1 $w_max $w_krwq ${w_start:-?} ${w_end:-?} ${w_caller:-?}"
 }
 
 if grep -qw irqsoff $tracefs/available_tracers 2> /dev/null; then
@@ -111,13 +129,25 @@ if grep -qw irqsoff $tracefs/available_tracers 2> /dev/null; then
 	echo irqsoff > $tracefs/current_tracer
 	echo 0 > $tracefs/tracing_max_latency
 	t0=$(centis)
-	irqoff_traffic
+	# the longest section of each half second while the traffic runs
+	irqoff_traffic > $tmp/irqoff-traffic.log 2>&1 &
+	traffic=$!
+	while kill -0 $traffic 2> /dev/null; do
+		sleep 0.5
+		irqoff_window krwq0
+	done
+	wait $traffic
+	cat $tmp/irqoff-traffic.log
+	irqoff_window krwq0
 	t1=$(centis)
-	irqoff_dump krwq0
 	echo "BENCH ulp irqoff_seconds krwq0 $(((t1 - t0) / 100))"
+	# as long again with no RDMA traffic, in the same windows
 	echo 0 > $tracefs/tracing_max_latency
-	sleep $(((t1 - t0 + 99) / 100))
-	irqoff_dump idle
+	t2=$(centis)
+	while [ $(($(centis) - t2)) -lt $((t1 - t0)) ]; do
+		sleep 0.5
+		irqoff_window idle
+	done
 	echo nop > $tracefs/current_tracer
 else
 	echo "BENCH-ERROR no irqsoff tracer in this kernel (scripts/test-kernel-bench.config has it)"
