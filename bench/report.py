@@ -348,6 +348,25 @@ def fmt(v):
     return f"{v:.3g}"
 
 
+def goal_advantage(r):
+    """The row's goal on the same axis as advantage(): "ratio >= 3" on a
+    higher-is-better row is 3, "ratio <= 0.5" on a lower-is-better one 2."""
+    m = re.match(r"^ratio [<>]= ([0-9.]+)$", r.get("goal") or "")
+    if not m or not float(m[1]):
+        return None
+    x = float(m[1])
+    return x if r["better"] == "higher" else 1 / x
+
+
+SECTIONS = ["host", "kernel", "e2e", "abi", "ulp"]
+
+
+def section_rank(name):
+    """Where a row's section (the word before its first colon) comes."""
+    head = name.split(":", 1)[0]
+    return SECTIONS.index(head) if head in SECTIONS else len(SECTIONS)
+
+
 def advantage(r):
     """How many times better krwq is than the peer (>1: krwq better)."""
     if not r["ratio"]:
@@ -433,22 +452,29 @@ def plot(rows, host_json, png, workdir):
              for r in rows if r["name"].startswith("host: post+take at depth")]
     # bars for krwq against another implementation (not bytes, not the
     # interrupts-off section against a copy)
-    bars = [(r["name"], advantage(r)) for r in rows
+    bars = [(r["name"], advantage(r), goal_advantage(r)) for r in rows
             if advantage(r) and not r["name"].startswith("host: bytes")
             and not r["id"].startswith("irqoff")]
+    # grouped by section, in the order of the table: host, kernel, end to end
+    bars.sort(key=lambda b: section_rank(b[0]))
     dfile = os.path.join(workdir, "depth.dat")
     bfile = os.path.join(workdir, "bars.dat")
     with open(dfile, "w") as f:
         for d, k, p in depth:
             f.write(f"{d} {k} {p}\n")
-    with open(bfile, "w") as f:
-        for i, (n, a) in enumerate(bars):
+    gfile = os.path.join(workdir, "goals.dat")
+    with open(bfile, "w") as f, open(gfile, "w") as g:
+        for i, (n, a, goal) in enumerate(bars):
+            y = len(bars) - 1 - i	# the first row at the top
             label = n.replace('"', "'")
-            f.write(f'{i} {a} "{label}"\n')
+            f.write(f'{y} {a} "{label}"\n')
+            if goal:
+                g.write(f"{y} {goal}\n")
     if not depth and not bars:
         return
-    lo = min([a for _, a in bars] + [1.0]) / 2
-    hi = max([a for _, a in bars] + [1.0]) * 2
+    marks = [a for _, a, _ in bars] + [goal for _, _, goal in bars if goal]
+    lo = min(marks + [1.0]) / 2
+    hi = max(marks + [1.0]) * 2
     panels = (1 if depth else 0) + (1 if bars else 0)
     depth_gp = f"""
 set title "post+take with the ring half full, against queue depth (host)"
@@ -461,7 +487,7 @@ plot "{dfile}" using 1:2 with linespoints lw 2 title "krwq core", \\
      "{dfile}" using 1:3 with linespoints lw 2 title "Boost spsc_queue floor"
 """
     bars_gp = f"""
-set title "krwq against its peer, same process or same boot (>1: krwq better)"
+set title "krwq against its peer, same boot or process (>1: krwq better; diamond: goal)"
 set logscale x 10
 set xrange [{lo}:{hi}]
 set xlabel "krwq better by (x, log scale)"
@@ -473,7 +499,8 @@ set key off
 set grid xtics
 set arrow 1 from 1, graph 0 to 1, graph 1 nohead lw 2 lc rgb "black"
 plot "{bfile}" using 2:1:($2 < 1 ? $2 : 1):($2 < 1 ? 1 : $2):($1 - 0.35):($1 + 0.35):($2 < 1 ? 0xc05050 : 0x4080c0):ytic(3) \\
-     with boxxyerrorbars lc rgb variable
+     with boxxyerrorbars lc rgb variable, \\
+     "{gfile}" using 2:1 with points pt 13 ps 1.5 lc rgb "black"
 """
     script = f"""
 set terminal pngcairo size {1500 if panels == 2 else 1000},{520 + 20 * len(bars)} font ",9" noenhanced
