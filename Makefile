@@ -12,8 +12,20 @@
 # Kbuild reads the file named Kbuild, never this one.
 
 KDIR ?= /lib/modules/$(shell uname -r)/build
+# the release of KDIR's kernel, as in the modules' vermagic (Debian's
+# headers have another string in include/config/kernel.release)
+krel = $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"$$/\1/p' \
+	"$(KDIR)/include/generated/utsrelease.h" 2>/dev/null)
+modlib = $(INSTALL_MOD_PATH)/lib/modules/$(krel)
+depmod = if [ -d "$(modlib)" ]; then \
+	$(DEPMOD) $(if $(INSTALL_MOD_PATH),-b "$(INSTALL_MOD_PATH)") -a $(krel); fi
+# install's folder under /lib/modules/<release>, krwq's alone: uninstall
+# removes it whole
+KRWQ_MOD_DIR := updates/krwq
+DEPMOD ?= /sbin/depmod
+MODINFO ?= /sbin/modinfo
 
-.PHONY: all modules kdir-check user demo check check-race host-test fuzz bench \
+.PHONY: all modules install uninstall kdir-check user demo check check-race host-test fuzz bench \
 	clean help kernel lint
 
 all: modules
@@ -21,7 +33,7 @@ all: modules
 # Fails at once, and says what to do, when KDIR is no kernel build tree
 # (rather than falling back to building a kernel).
 kdir-check:
-	@if [ ! -f "$(KDIR)/Makefile" ]; then \
+	@if [ ! -f "$(KDIR)/Makefile" ] || [ -z "$(krel)" ]; then \
 		echo "krwq: no kernel build tree at $(KDIR)" >&2; \
 		if [ "$(origin KDIR)" = file ]; then \
 			echo "krwq: install the running kernel's headers:" \
@@ -34,6 +46,24 @@ kdir-check:
 
 modules: kdir-check
 	$(MAKE) -C "$(KDIR)" M=$(CURDIR) modules
+
+# install: the modules of the last build, which must be for KDIR's
+# release, into $(INSTALL_MOD_PATH)/lib/modules/<release>/$(KRWQ_MOD_DIR),
+# then depmod.  Build first as yourself (make), install as root.
+install: kdir-check
+	@v=$$($(MODINFO) -F vermagic krwq.ko 2>/dev/null) || \
+		{ echo "krwq: no krwq.ko: build it first: make KDIR=$(KDIR)" >&2; exit 1; }; \
+	case "$$v" in "$(krel) "*) ;; *) \
+		echo "krwq: krwq.ko is built for $${v%% *}, not $(krel): make KDIR=$(KDIR) first" >&2; \
+		exit 1 ;; esac
+	$(MAKE) -C "$(KDIR)" M=$(CURDIR) INSTALL_MOD_DIR=$(KRWQ_MOD_DIR) modules_install
+	$(depmod)
+
+# uninstall: what install put there (the folder is krwq's alone), then depmod
+uninstall: kdir-check
+	rm -rf "$(modlib)/$(KRWQ_MOD_DIR)"
+	@rmdir --ignore-fail-on-non-empty "$(modlib)/$(dir $(KRWQ_MOD_DIR))" 2>/dev/null || true
+	$(depmod)
 
 user:
 	$(MAKE) -C user
@@ -84,6 +114,8 @@ help:
 	@echo 'make check-race krwq under KCSAN (a second cached test kernel)'
 	@echo 'make            build krwq.ko against the running kernel (its headers)'
 	@echo '                or KDIR=DIR; the KUnit modules too if DIR has CONFIG_KUNIT'
+	@echo 'make install    install the build into /lib/modules/<release>/updates/krwq,'
+	@echo '                depmod (KDIR=..., INSTALL_MOD_PATH=...); make uninstall'
 	@echo 'make host-test  the core on the host: GoogleTest under ASan+UBSan, TSan'
 	@echo 'make fuzz       libFuzzer on the core for FUZZ_SECONDS (default 600)'
 	@echo 'make bench      benchmarks against rdmavt, rdma_rxe and a lock-free ring'
