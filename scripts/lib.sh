@@ -30,6 +30,12 @@ need_pkgs() {
 		die "apt-get install ${missing[*]} failed"
 }
 
+# krwq_version: PACKAGE_VERSION of dkms.conf, the version's one definition
+# (Kbuild makes it MODULE_VERSION).
+krwq_version() {
+	sed -n 's/^PACKAGE_VERSION="\([^"]*\)"$/\1/p' "$KRWQ_ROOT/dkms.conf"
+}
+
 KERNEL_BUILD_PKGS="linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev dwarves xz-utils python3 kmod cpio"
 VM_PKGS="qemu-system-x86 busybox-static cpio kmod rdma-core ibverbs-utils ibverbs-providers libibverbs-dev rdmacm-utils libgcc-s1 perftest iproute2 gzip nvme-cli fio"
 
