@@ -27,7 +27,7 @@
 #    goes with the device too: the port is linked to the subsystem again
 #    to listen on the new one.
 # Every command runs under timeout.  Environment: SIZE_MIB (default 256).
-# shellcheck disable=SC1091 # put there by scripts/vm
+# shellcheck source=tap.sh # scripts/vm puts it in /krwq/lib
 . /krwq/lib/tap.sh
 log=/tmp/nvmeof.log
 bglog=/tmp/nvmeof-bg.log
@@ -39,7 +39,6 @@ nullb_gb=1
 # fio's own bound: 256 MiB over rxe under TCG and KASAN took 640-750 s
 # on a loaded host
 fio_tmo=1500
-# shellcheck disable=SC2034 # tap.sh's: the seconds each check was done at
 tap_t0=$(cut -d. -f1 /proc/uptime)
 
 # a failure shows the command's output, the kernel's last words and what
