@@ -119,7 +119,7 @@ help:
 	@echo 'make host-test  the core on the host: GoogleTest under ASan+UBSan, TSan'
 	@echo 'make fuzz       libFuzzer on the core for FUZZ_SECONDS (default 600)'
 	@echo 'make bench      benchmarks against rdmavt, rdma_rxe and a lock-free ring'
-	@echo 'make lint       checkpatch, sparse, kernel-doc, clang-format, clang-tidy'
+	@echo 'make lint       checkpatch, sparse, kernel-doc, clang-format, clang-tidy, shellcheck'
 	@echo 'make user       user/ programs (libibverbs) into build/user'
 	@echo 'make kernel     build (once) the cached test kernel; make KDIR="$$(scripts/test-kernel)"'
 	@echo '                builds against it'
