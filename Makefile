@@ -37,7 +37,7 @@ kdir-check:
 		echo "krwq: no kernel build tree at $(KDIR)" >&2; \
 		if [ "$(origin KDIR)" = file ]; then \
 			echo "krwq: install the running kernel's headers:" \
-				"apt-get install linux-headers-$$(uname -r)," >&2; \
+				"apt-get install --no-install-recommends linux-headers-$$(uname -r)," >&2; \
 		fi; \
 		echo "krwq: or build against another tree: make KDIR=DIR" \
 			"(the project's test kernel: make KDIR=\"\$$(scripts/test-kernel)\")" >&2; \
