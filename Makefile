@@ -2,27 +2,73 @@
 #
 # krwq - top-level entry points.  `make help` lists them.
 #
-# KDIR is the kernel build tree to build against.  By default it is the
-# project's test kernel (built once by scripts/test-kernel and cached in
-# ~/.cache/krwq); point it at /lib/modules/$(uname -r)/build for your own.
+# KDIR is the kernel build tree to build against: by default the running
+# kernel's, which its headers package puts at /lib/modules/$(uname -r)/build.
+# The project's own test kernel (built once by scripts/test-kernel, cached
+# in ~/.cache/krwq) is what make demo, check and bench build against; they
+# pass it as KDIR themselves.  To build against it by hand:
+#   make KDIR="$(scripts/test-kernel)"
 
 # Kbuild reads the file named Kbuild, never this one.
 
-# Resolved only by the targets that need a kernel: the test kernel's tree
-# unless KDIR is given (scripts/test-kernel builds it once, then caches).
-kdir = $(or $(KDIR),$(shell scripts/test-kernel))
+KDIR ?= /lib/modules/$(shell uname -r)/build
+# the release of KDIR's kernel, as in the modules' vermagic (Debian's
+# headers have another string in include/config/kernel.release)
+krel = $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"$$/\1/p' \
+	"$(KDIR)/include/generated/utsrelease.h" 2>/dev/null)
+modlib = $(INSTALL_MOD_PATH)/lib/modules/$(krel)
+depmod = if [ -d "$(modlib)" ]; then \
+	$(DEPMOD) $(if $(INSTALL_MOD_PATH),-b "$(INSTALL_MOD_PATH)") -a $(krel); fi
+# install's folder under /lib/modules/<release>, krwq's alone: uninstall
+# removes it whole
+KRWQ_MOD_DIR := updates/krwq
+DEPMOD ?= /sbin/depmod
+MODINFO ?= /sbin/modinfo
 
-.PHONY: all modules user demo check check-race host-test fuzz bench clean help kernel lint \
-	core-flags-clang
+.PHONY: all modules install uninstall kdir-check user demo check check-race host-test fuzz bench \
+	clean help kernel lint core-flags-clang
 
 all: modules
 
-modules:
-	$(MAKE) -C "$(kdir)" M=$(CURDIR) modules
+# Fails at once, and says what to do, when KDIR is no kernel build tree
+# (rather than falling back to building a kernel).
+kdir-check:
+	@if [ ! -f "$(KDIR)/Makefile" ] || [ -z "$(krel)" ]; then \
+		echo "krwq: no kernel build tree at $(KDIR)" >&2; \
+		if [ "$(origin KDIR)" = file ]; then \
+			echo "krwq: install the running kernel's headers:" \
+				"apt-get install --no-install-recommends linux-headers-$$(uname -r)," >&2; \
+		fi; \
+		echo "krwq: or build against another tree: make KDIR=DIR" \
+			"(the project's test kernel: make KDIR=\"\$$(scripts/test-kernel)\")" >&2; \
+		exit 1; \
+	fi
+
+modules: kdir-check
+	$(MAKE) -C "$(KDIR)" M=$(CURDIR) modules
+
+# install: the modules of the last build, which must be for KDIR's
+# release, into $(INSTALL_MOD_PATH)/lib/modules/<release>/$(KRWQ_MOD_DIR),
+# then depmod.  Build first as yourself (make), install as root.
+install: kdir-check
+	@v=$$($(MODINFO) -F vermagic krwq.ko 2>/dev/null) || \
+		{ echo "krwq: no krwq.ko: build it first: make KDIR=$(KDIR)" >&2; exit 1; }; \
+	case "$$v" in "$(krel) "*) ;; *) \
+		echo "krwq: krwq.ko is built for $${v%% *}, not $(krel): make KDIR=$(KDIR) first" >&2; \
+		exit 1 ;; esac
+	$(MAKE) -C "$(KDIR)" M=$(CURDIR) INSTALL_MOD_DIR=$(KRWQ_MOD_DIR) modules_install
+	$(depmod)
+
+# uninstall: what install put there (the folder is krwq's alone), then depmod
+uninstall: kdir-check
+	rm -rf "$(modlib)/$(KRWQ_MOD_DIR)"
+	@rmdir --ignore-fail-on-non-empty "$(modlib)/$(dir $(KRWQ_MOD_DIR))" 2>/dev/null || true
+	$(depmod)
 
 user:
 	$(MAKE) -C user
 
+# the project's test kernel (prints its build tree)
 kernel:
 	scripts/test-kernel
 
@@ -71,10 +117,14 @@ help:
 	@echo 'make demo       boot the test VM, load krwq, show it working'
 	@echo 'make check      every test; ends with "N passed, N failed"'
 	@echo 'make check-race krwq under KCSAN (a second cached test kernel)'
-	@echo 'make            build krwq.ko and the KUnit module (KDIR=...)'
+	@echo 'make            build krwq.ko against the running kernel (its headers)'
+	@echo '                or KDIR=DIR; the KUnit modules too if DIR has CONFIG_KUNIT'
+	@echo 'make install    install the build into /lib/modules/<release>/updates/krwq,'
+	@echo '                depmod (KDIR=..., INSTALL_MOD_PATH=...); make uninstall'
 	@echo 'make host-test  the core on the host: GoogleTest under ASan+UBSan, TSan'
 	@echo 'make fuzz       libFuzzer on the core for FUZZ_SECONDS (default 600)'
 	@echo 'make bench      benchmarks against rdmavt, rdma_rxe and a lock-free ring'
-	@echo 'make lint       checkpatch, sparse, kernel-doc, clang-format, clang-tidy'
+	@echo 'make lint       checkpatch, sparse, kernel-doc, clang-format, clang-tidy, shellcheck'
 	@echo 'make user       user/ programs (libibverbs) into build/user'
-	@echo 'make kernel     build (once) the cached test kernel'
+	@echo 'make kernel     build (once) the cached test kernel; make KDIR="$$(scripts/test-kernel)"'
+	@echo '                builds against it'

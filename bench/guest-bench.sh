@@ -47,8 +47,9 @@ modprobe rdma_rxe &&
 done
 
 # flags DEV: what rxe needs (a GID index for rdma-core, RoCE for perftest)
-rc_flags() { [ "$1" = rxe0 ] && echo "-g 0"; }
-pt_flags() { [ "$1" = rxe0 ] && echo "-x 0"; }
+# gid_of DEVICE: the GID index its clients name (-g, perftest's -x): 0 on
+# rxe0, which is RoCE; none on krwq0
+gid_of() { if [ "$1" = rxe0 ]; then echo 0; fi; }
 
 # pair LOG JSON PROGRAM ARGS...: server, then the client on 127.0.0.1; the
 # client's output in LOG and, unless JSON is "-", its perftest JSON report
@@ -60,24 +61,23 @@ pair() {
 	sj="" cj=""
 	if [ "$json" != - ]; then
 		rm -f "$json"
-		sj="--out_json --out_json_file=$tmp/server.json"
-		cj="--out_json --out_json_file=$json"
+		sj=$tmp/server.json cj=$json
 	fi
-	timeout 300 "$@" $sj -p $port > $tmp/server.log 2>&1 &
+	timeout 300 "$@" ${sj:+--out_json "--out_json_file=$sj"} -p $port > "$tmp/server.log" 2>&1 &
 	spid=$!
 	# the server may take a while to listen in a loaded VM: retry the
 	# client while it cannot connect, for up to a minute
 	tries=0
 	while :; do
 		sleep 1
-		timeout 300 "$@" $cj -p $port 127.0.0.1 > "$log" 2>&1
+		timeout 300 "$@" ${cj:+--out_json "--out_json_file=$cj"} -p $port 127.0.0.1 > "$log" 2>&1
 		crc=$?
 		tries=$((tries + 1))
-		[ $crc != 0 ] && [ $tries -lt 60 ] && grep -q "Couldn't connect" "$log" || break
+		{ [ $crc != 0 ] && [ $tries -lt 60 ] && grep -q "Couldn't connect" "$log"; } || break
 	done
 	wait $spid
 	src=$?
-	[ $crc = 0 ] && [ $src = 0 ] && return 0
+	[ "$crc" = 0 ] && [ "$src" = 0 ] && return 0
 	echo "BENCH-ERROR $* (client $crc, server $src)"
 	sed 's/^/# /' "$log" $tmp/server.log | tail -n 20
 	return 1
@@ -91,7 +91,8 @@ json_field() {
 
 rc_pingpong() {	# SIZE
 	for dev in krwq0 rxe0; do
-		pair $tmp/pp.log - ibv_rc_pingpong -d $dev $(rc_flags $dev) -s $1 -n 500 || continue
+		g=$(gid_of $dev)
+		pair $tmp/pp.log - ibv_rc_pingpong -d $dev ${g:+-g "$g"} -s "$1" -n 500 || continue
 		v=$(sed -n 's/.* = \([0-9.]*\) usec\/iter$/\1/p' $tmp/pp.log)
 		echo "BENCH e2e rc_pingpong_us_$1 $dev $v"
 	done
@@ -99,16 +100,18 @@ rc_pingpong() {	# SIZE
 
 send_lat() {	# SIZE
 	for dev in krwq0 rxe0; do
+		g=$(gid_of $dev)
 		pair $tmp/lat.log $tmp/out.json \
-			ib_send_lat -d $dev $(pt_flags $dev) -s $1 -n 500 || continue
+			ib_send_lat -d $dev ${g:+-x "$g"} -s "$1" -n 500 || continue
 		echo "BENCH e2e send_lat_typical_us_$1 $dev $(json_field $tmp/out.json t_typical)"
 	done
 }
 
 bw() {	# TEST SIZE ITERS
 	for dev in krwq0 rxe0; do
+		g=$(gid_of $dev)
 		pair $tmp/bw.log $tmp/out.json \
-			ib_$1_bw -d $dev $(pt_flags $dev) -s $2 -n $3 || continue
+			"ib_$1_bw" -d $dev ${g:+-x "$g"} -s "$2" -n "$3" || continue
 		echo "BENCH e2e $1_bw_mibs_$2 $dev $(json_field $tmp/out.json BW_average)"
 		echo "BENCH e2e $1_bw_mmps_$2 $dev $(json_field $tmp/out.json MsgRate)"
 	done

@@ -86,4 +86,12 @@ module_exit(krwq_exit);
 
 MODULE_DESCRIPTION("krwq: a loopback RDMA device with rdmavt-style receive queues in C++");
 MODULE_LICENSE("GPL");
+/* Kbuild passes dkms.conf's PACKAGE_VERSION */
+MODULE_VERSION(KRWQ_VERSION);
+/*
+ * Without ib_uverbs krwq0 is useless to user space; where ib_umem_get()
+ * (in ib_uverbs) already makes it a dependency, this only says so to the
+ * tools that read soft dependencies.
+ */
+MODULE_SOFTDEP("pre: ib_uverbs");
 MODULE_ALIAS_RDMA_LINK("krwq");

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 # Shared helpers for the krwq scripts; sourced, never run.
 
 KRWQ_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -30,18 +31,29 @@ need_pkgs() {
 		die "apt-get install ${missing[*]} failed"
 }
 
-KERNEL_BUILD_PKGS="linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev dwarves xz-utils python3 kmod cpio"
-VM_PKGS="qemu-system-x86 busybox-static cpio kmod rdma-core ibverbs-utils ibverbs-providers libibverbs-dev rdmacm-utils libgcc-s1 perftest iproute2 gzip nvme-cli fio"
+# krwq_version: PACKAGE_VERSION of dkms.conf, the version's one definition
+# (Kbuild makes it MODULE_VERSION).
+krwq_version() {
+	sed -n 's/^PACKAGE_VERSION="\([^"]*\)"$/\1/p' "$KRWQ_ROOT/dkms.conf"
+}
+
+# The packages to build the test kernel and to run the VM, for need_pkgs.
+# shellcheck disable=SC2034 # used by the scripts that source this file
+KERNEL_BUILD_PKGS=(linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev dwarves
+	xz-utils python3 kmod cpio)
+# shellcheck disable=SC2034 # used by the scripts that source this file
+VM_PKGS=(qemu-system-x86 busybox-static cpio kmod rdma-core ibverbs-utils ibverbs-providers
+	libibverbs-dev rdmacm-utils libgcc-s1 perftest iproute2 gzip nvme-cli fio)
 
 # kernel_dir [VARIANT]: the cache folder of the test kernel for the current
 # source version and config fragment(s).  Prints the path; builds nothing.
 kernel_dir() {
-	local variant=${1:-default} ver hash
+	local variant=${1:-default} ver hash frags
 	ver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null) ||
 		die "linux-source-6.1 is not installed"
-	hash=$(cat "$KRWQ_ROOT/scripts/test-kernel.config" \
-		$( [ "$variant" = default ] || echo "$KRWQ_ROOT/scripts/test-kernel-$variant.config") |
-		sha256sum | cut -c1-12)
+	frags=("$KRWQ_ROOT/scripts/test-kernel.config")
+	[ "$variant" = default ] || frags+=("$KRWQ_ROOT/scripts/test-kernel-$variant.config")
+	hash=$(cat "${frags[@]}" | sha256sum | cut -c1-12)
 	echo "$KRWQ_CACHE/kernel-$ver-$variant-$hash"
 }
 
@@ -67,7 +79,7 @@ copy_to_root() {
 elf_libs() {
 	local f
 	for f in "$@"; do
-		[ -f "$f" ] && [ "$(head -c4 "$f" | tr -d '\0')" = $'\x7fELF' ] || continue
+		{ [ -f "$f" ] && [ "$(head -c4 "$f" | tr -d '\0')" = $'\x7fELF' ]; } || continue
 		{ ldd "$f" 2>/dev/null || true; } | awk -v f="$f" '
 			$2 == "=>" && $3 == "not" { print "krwq: " f ": " $1 " not found" > "/dev/stderr"; exit 1 }
 			$2 == "=>" && $3 ~ /^\// { print $3; next }

@@ -7,6 +7,7 @@
 #   clients.sh DEVICE...     (rxe0 is created on a dummy netdev if named)
 port=18600
 log=/tmp/clients.log
+# shellcheck source=tap.sh # scripts/vm puts it in /krwq/lib
 . /krwq/lib/tap.sh
 
 # a failure shows the client's and the server's output, less addresses
@@ -34,12 +35,12 @@ pair() {
 		# that fit fails ("r^2 < 0.9"; scripts/vm's tsc=reliable makes
 		# that rare) and perftest exits 1 before it reports anything.
 		# That is the measuring tool, not the device: run the pair again.
-		grep -q "Can't produce a report" "$log" && [ $try -lt 3 ] || break
+		{ grep -q "Can't produce a report" "$log" && [ $try -lt 3 ]; } || break
 		echo "# $name: perftest could not calibrate its clock, run $try of 3"
 		try=$((try + 1))
 	done
 	ok=1
-	[ $crc = 0 ] && [ $src = 0 ] && grep -Eq "$re" "$log" && ok=0
+	[ "$crc" = 0 ] && [ "$src" = 0 ] && grep -Eq "$re" "$log" && ok=0
 	[ $ok = 0 ] || echo "# client exited $crc, server $src"
 	report $ok "$name"
 }
@@ -75,13 +76,17 @@ abi_of() {
 row='^ *[0-9]+ +[0-9]+ +[0-9.]+'
 
 for dev in "$@"; do
-	g= x=
+	# rxe0 is RoCE: its clients name GID index 0 (-g 0, perftest's -x 0)
+	gid=''
 	if [ "$dev" = rxe0 ]; then
-		modprobe rdma_rxe &&
+		if ! { modprobe rdma_rxe &&
 			ip link add dummy0 type dummy &&
 			ip link set dummy0 up &&
-			rdma link add rxe0 type rxe netdev dummy0 || { report 1 "create rxe0"; continue; }
-		g="-g 0" x="-x 0"
+			rdma link add rxe0 type rxe netdev dummy0; }; then
+			report 1 "create rxe0"
+			continue
+		fi
+		gid=0
 	fi
 	label=$dev
 	[ "$dev" != rxe0 ] && label="$dev, ABI $(abi_of "$dev")"
@@ -89,24 +94,24 @@ for dev in "$@"; do
 	grep -q 'PORT_ACTIVE' "$log" && ! grep -qi warn "$log"
 	report $? "$label ibv_devinfo -v: port active, no provider warnings"
 
-	pair 'iters in' "$label ibv_rc_pingpong 4 KiB, data checked" ibv_rc_pingpong -d "$dev" $g -n 200 -s 4096 -c
-	pair 'iters in' "$label ibv_rc_pingpong 64 B, completion events" ibv_rc_pingpong -d "$dev" $g -n 200 -s 64 -e -c
-	pair 'iters in' "$label ibv_uc_pingpong 4 KiB, data checked" ibv_uc_pingpong -d "$dev" $g -n 200 -s 4096 -c
-	pair 'iters in' "$label ibv_ud_pingpong 1000 B, data checked" ibv_ud_pingpong -d "$dev" $g -n 200 -s 1000 -c
-	pair 'iters in' "$label ibv_srq_pingpong 16 QPs on one SRQ, data checked" ibv_srq_pingpong -d "$dev" $g -n 50 -c
+	pair 'iters in' "$label ibv_rc_pingpong 4 KiB, data checked" ibv_rc_pingpong -d "$dev" ${gid:+-g "$gid"} -n 200 -s 4096 -c
+	pair 'iters in' "$label ibv_rc_pingpong 64 B, completion events" ibv_rc_pingpong -d "$dev" ${gid:+-g "$gid"} -n 200 -s 64 -e -c
+	pair 'iters in' "$label ibv_uc_pingpong 4 KiB, data checked" ibv_uc_pingpong -d "$dev" ${gid:+-g "$gid"} -n 200 -s 4096 -c
+	pair 'iters in' "$label ibv_ud_pingpong 1000 B, data checked" ibv_ud_pingpong -d "$dev" ${gid:+-g "$gid"} -n 200 -s 1000 -c
+	pair 'iters in' "$label ibv_srq_pingpong 16 QPs on one SRQ, data checked" ibv_srq_pingpong -d "$dev" ${gid:+-g "$gid"} -n 50 -c
 	# rxe moves 64 KiB messages at well under 1 MiB/s under TCG on a busy
 	# host: fewer iterations keep the sanity peer inside its timeout
 	iters=1000
 	[ "$dev" = rxe0 ] && iters=200
-	pair "$row" "$label ib_send_bw" ib_send_bw -d "$dev" $x -n $iters
-	pair "$row" "$label ib_send_lat" ib_send_lat -d "$dev" $x -n $iters
-	pair "$row" "$label ib_write_bw" ib_write_bw -d "$dev" $x -n $iters
-	pair "$row" "$label ib_read_bw" ib_read_bw -d "$dev" $x -n $iters
+	pair "$row" "$label ib_send_bw" ib_send_bw -d "$dev" ${gid:+-x "$gid"} -n "$iters"
+	pair "$row" "$label ib_send_lat" ib_send_lat -d "$dev" ${gid:+-x "$gid"} -n "$iters"
+	pair "$row" "$label ib_write_bw" ib_write_bw -d "$dev" ${gid:+-x "$gid"} -n "$iters"
+	pair "$row" "$label ib_read_bw" ib_read_bw -d "$dev" ${gid:+-x "$gid"} -n "$iters"
 	# inline data (copied at post, from user memory) and atomics
-	pair "$row" "$label ib_send_lat, 128 B inline" ib_send_lat -d "$dev" $x -n $iters -s 128 -I 128
-	pair "$row" "$label ib_write_bw, 64 B inline" ib_write_bw -d "$dev" $x -n $iters -s 64 -I 64
-	pair "$row" "$label ib_atomic_bw fetch-and-add" ib_atomic_bw -d "$dev" $x -n $iters -A FETCH_AND_ADD
-	pair "$row" "$label ib_atomic_bw compare-and-swap" ib_atomic_bw -d "$dev" $x -n $iters -A CMP_AND_SWAP
+	pair "$row" "$label ib_send_lat, 128 B inline" ib_send_lat -d "$dev" ${gid:+-x "$gid"} -n "$iters" -s 128 -I 128
+	pair "$row" "$label ib_write_bw, 64 B inline" ib_write_bw -d "$dev" ${gid:+-x "$gid"} -n "$iters" -s 64 -I 64
+	pair "$row" "$label ib_atomic_bw fetch-and-add" ib_atomic_bw -d "$dev" ${gid:+-x "$gid"} -n "$iters" -A FETCH_AND_ADD
+	pair "$row" "$label ib_atomic_bw compare-and-swap" ib_atomic_bw -d "$dev" ${gid:+-x "$gid"} -n "$iters" -A CMP_AND_SWAP
 	if [ "$dev" != rxe0 ]; then
 		# the device's counters moved with all that traffic; with ABI 2
 		# receives are posted into mapped rings, never through the
@@ -119,7 +124,7 @@ for dev in "$@"; do
 			v=$(tr ' ' '\n' < "$log" | grep -A1 -x "$c" | tail -n 1)
 			[ -n "$v" ] && [ "$v" -gt 0 ] 2>/dev/null || ok=1
 		done
-		report $ok "$label rdma statistic: $(echo $counters | sed 's/ /, /g') moved"
+		report $ok "$label rdma statistic: $(echo "$counters" | sed 's/ /, /g') moved"
 	fi
 done
 tap_summary

@@ -15,13 +15,12 @@
 # DEVICE is TYPE:NAME (krwq:krwqe0, rxe:rxe0, siw:siw0), or a bare name
 # starting with rxe or siw.  Device n (from 0) gets 192.0.2.(16n+1)/28 and
 # 2001:db8:(n+1)::1/64; the VM runner checks the kernel log afterwards.
-# shellcheck source=scripts/guest/tap.sh
+# shellcheck source=tap.sh # scripts/vm puts it in /krwq/lib
 . /krwq/lib/tap.sh
 # user space's rdma_cm: a module on distribution kernels (built in here)
 modprobe rdma_ucm 2> /dev/null
 log=/tmp/cm.log
 port=18700
-# shellcheck disable=SC2034 # read by tap.sh
 tap_t0=$(cut -d. -f1 /proc/uptime)
 
 now() { cut -d. -f1 /proc/uptime; }

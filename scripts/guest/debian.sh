@@ -7,6 +7,7 @@
 #   debian.sh RELEASE      (the release the package ships, e.g. 6.1.0-57-amd64)
 rel=$1
 log=/tmp/debian-check.log
+# shellcheck source=tap.sh # scripts/vm puts it in /krwq/lib
 . /krwq/lib/tap.sh
 
 check() {	# check NAME COMMAND...

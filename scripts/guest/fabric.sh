@@ -12,6 +12,7 @@
 #  - `rdma link add/delete`, deleting the netdev, `rdma resource show`.
 log=/tmp/fabric.log
 port=18800
+# shellcheck source=tap.sh # scripts/vm puts it in /krwq/lib
 . /krwq/lib/tap.sh
 
 # listening PORT: a TCP socket listens on PORT (state 0A in /proc/net)
@@ -30,7 +31,7 @@ pair() {
 	while [ "$1" != -- ]; do srv="$srv $1"; shift; done
 	shift
 	port=$((port + 1))
-	# shellcheck disable=SC2086
+	# shellcheck disable=SC2086 # $srv is a word list: sh has no arrays
 	timeout 120 $srv -p $port > /tmp/server.log 2>&1 &
 	spid=$!
 	i=0

@@ -22,6 +22,7 @@ fuzz_secs=${1:-20}
 cycles=${2:-50}
 log=/tmp/hostile-step.log
 tap_t0=$(cut -d. -f1 /proc/uptime)
+# shellcheck source=tap.sh # scripts/vm puts it in /krwq/lib
 . /krwq/lib/tap.sh
 
 as_user() {	# as_user CMD...: run CMD as the user krwq
@@ -49,13 +50,13 @@ pingpong() {	# pingpong PORT: an RC pingpong on krwq0 with data checks
 		timeout 60 ibv_rc_pingpong -d krwq0 -p "$1" -n 100 -s 1024 -c 127.0.0.1 > $log 2>&1
 		c=$?
 		k=$((k + 1))
-		grep -q "Couldn't connect" $log && [ $k -lt 20 ] &&
-			kill -0 $s 2> /dev/null || break
+		{ grep -q "Couldn't connect" $log && [ $k -lt 20 ] &&
+			kill -0 $s 2> /dev/null; } || break
 	done
 	wait $s
 	s=$?
 	cat /tmp/pp-s.log >> $log
-	[ $c = 0 ] && [ $s = 0 ] && grep -q 'iters in' $log
+	[ "$c" = 0 ] && [ "$s" = 0 ] && grep -q 'iters in' $log
 }
 
 loaded() { grep -q '^krwq ' /proc/modules; }
@@ -69,6 +70,7 @@ done
 echo N > /sys/kernel/debug/fail_page_alloc/ignore-gfp-highmem
 echo 0 > /sys/kernel/debug/fail_page_alloc/min-order
 # pinned memory of an unprivileged user counts against RLIMIT_MEMLOCK
+# shellcheck disable=SC3045 # dash, the guest's /bin/sh, has ulimit -l
 ulimit -l unlimited
 
 ls -l /dev/infiniband/ > $log 2>&1

@@ -27,7 +27,7 @@
 #    goes with the device too: the port is linked to the subsystem again
 #    to listen on the new one.
 # Every command runs under timeout.  Environment: SIZE_MIB (default 256).
-# scripts/vm puts both libraries there
+# scripts/vm puts both libraries in /krwq/lib
 # shellcheck source=scripts/guest/tap.sh
 . /krwq/lib/tap.sh
 # shellcheck source=scripts/guest/nvmeof-lib.sh
@@ -37,7 +37,6 @@ size_mib=${SIZE_MIB:-256}
 # fio's own bound: 256 MiB over rxe under TCG and KASAN took 640-750 s
 # on a loaded host
 fio_tmo=1500
-# shellcheck disable=SC2034 # tap.sh's: the seconds each check was done at
 tap_t0=$(cut -d. -f1 /proc/uptime)
 
 # --- I/O

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
 #
 # tap.sh - TAP lines for the guest scripts, which source it from /krwq/lib
 # (scripts/vm puts it there): one numbered line per check and the summary.
