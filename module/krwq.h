@@ -533,11 +533,6 @@ void krwq_qp_event(struct krwq_qp *qp, enum ib_event_type type);
 void krwq_qp_fail(struct krwq_qp *qp);
 void krwq_srq_limit_event(struct krwq_srq *srq);
 void krwq_rq_flushed(void *ctx, unsigned long long wr_id);
-struct krwq_sink;
-int krwq_post_counted(struct krwq_dev *dev, struct krwq_rq *rq,
-		      const struct ib_recv_wr *wr,
-		      const struct ib_recv_wr **bad_wr,
-		      const struct krwq_sink *sink);
 
 /* send.c */
 int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,

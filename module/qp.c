@@ -693,29 +693,3 @@ int krwq_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	}
 	return krwq_post_counted(qp->dev, &qp->rq, wr, bad_wr, &sink);
 }
-
-/**
- * krwq_post_counted() - the core's post, counted in the device's stats.
- * @dev: the device.
- * @rq: the ring.
- * @wr: the list of receive WRs.
- * @bad_wr: set to the first WR not posted, on error.
- * @sink: where WRs posted in ERR are flushed to, or NULL.
- *
- * Return: what krwq_rq_post() returned.
- */
-int krwq_post_counted(struct krwq_dev *dev, struct krwq_rq *rq,
-		      const struct ib_recv_wr *wr,
-		      const struct ib_recv_wr **bad_wr,
-		      const struct krwq_sink *sink)
-{
-	unsigned int n;
-	int ret;
-
-	ret = krwq_rq_post(rq, wr, bad_wr, sink, &n);
-	krwq_count(dev, KRWQ_STAT_RX_POSTED, n);
-	trace_krwq_post_recv(dev, rq, n, ret);
-	if (ret == -ENOMEM)
-		krwq_count(dev, KRWQ_STAT_RX_FULL, 1);
-	return ret;
-}
