@@ -30,7 +30,7 @@
  *
  * A long copy does not keep interrupts off throughout: every 16 KiB the
  * sender drops both locks for a moment and takes them again, in the same
- * order (send.c, "letting interrupts in").  What the locks would have
+ * order (resp.c, "letting interrupts in").  What the locks would have
  * kept meanwhile is kept by state instead: the sender's sq_running (a
  * RESET of the sender waits for it), the destination's r_busy (its move
  * to ERR leaves the receive flush to the delivery, so nothing lands after
@@ -347,7 +347,7 @@ struct krwq_qp {
 	bool err_pending;		/* err_work is due; under r_lock */
 	/*
 	 * Deliveries into this QP part done while their sender let
-	 * interrupts in (send.c); a move to ERR leaves the receive flush to
+	 * interrupts in (resp.c); a move to ERR leaves the receive flush to
 	 * the last of them, and a RESET bumps r_gen so that they are
 	 * abandoned.  All three under r_lock.
 	 */
@@ -514,6 +514,7 @@ int krwq_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int krwq_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 int krwq_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr);
+void krwq_srq_limit_event(struct krwq_srq *srq);
 
 /* qp.c */
 int krwq_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -527,18 +528,9 @@ int krwq_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
 struct krwq_qp *krwq_qp_get(struct krwq_dev *dev, u32 qpn);
 void krwq_qp_put(struct krwq_qp *qp);
-void krwq_qp_error_locked(struct krwq_qp *qp);
-void krwq_qp_recv_flush_locked(struct krwq_qp *qp);
-void krwq_qp_event(struct krwq_qp *qp, enum ib_event_type type);
-void krwq_qp_fail(struct krwq_qp *qp);
-void krwq_srq_limit_event(struct krwq_srq *srq);
-void krwq_rq_flushed(void *ctx, unsigned long long wr_id);
 
 /* send.c */
 int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr);
-void krwq_sq_flush_locked(struct krwq_qp *qp);
-void krwq_send_work(struct work_struct *work);
-void krwq_sq_timer(struct timer_list *t);
 
 #endif /* KRWQ_H */

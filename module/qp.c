@@ -16,24 +16,14 @@
 #include "krwq.h"
 #include "krwq_core.h"
 #include "rq_alloc.h"
+#include "resp.h"
+#include "send.h"
 #include "trace.h"
 #include "uflush.h"
 
 static void krwq_qp_err_work(struct work_struct *work);
 
 static_assert(IB_EVENT_GID_CHANGE < BITS_PER_LONG);
-
-/**
- * krwq_qp_event() - raise an asynchronous event on a QP.  The consumer's
- * handler runs from event_work, so it may post or modify freely.
- * @qp: the QP.
- * @type: IB_EVENT_*.
- */
-void krwq_qp_event(struct krwq_qp *qp, enum ib_event_type type)
-{
-	set_bit(type, &qp->events);
-	queue_work(krwq_wq, &qp->event_work);
-}
 
 static void krwq_qp_event_work(struct work_struct *work)
 {
@@ -51,43 +41,6 @@ static void krwq_qp_event_work(struct work_struct *work)
 		if (qp->ibqp.event_handler)
 			qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 	}
-}
-
-/**
- * krwq_qp_fail() - a responder-side error: have the QP moved to ERR by its
- * err_work (the caller may not take its s_lock).
- * @qp: the destination QP; the caller holds its r_lock.
- */
-void krwq_qp_fail(struct krwq_qp *qp)
-{
-	lockdep_assert_held(&qp->r_lock);
-	if (!qp->err_pending) {
-		qp->err_pending = true;
-		queue_work(krwq_wq, &qp->err_work);
-	}
-}
-
-/**
- * krwq_rq_flushed() - the core's flush sink for a QP's receive ring.
- * @ctx: the struct krwq_qp.
- * @wr_id: the flushed receive WR.
- *
- * Runs with the ring locks held; enters an IB_WC_WR_FLUSH_ERR completion.
- */
-void krwq_rq_flushed(void *ctx, unsigned long long wr_id)
-{
-	struct krwq_qp *qp = ctx;
-	struct ib_wc wc = {
-		.wr_id = wr_id,
-		.status = IB_WC_WR_FLUSH_ERR,
-		.opcode = IB_WC_RECV,
-		.qp = &qp->ibqp,
-	};
-
-	krwq_count(qp->dev, KRWQ_STAT_RX_FLUSHED, 1);
-	trace_krwq_flush(qp, wr_id);
-	/* an overflow here is moot: the QP is in ERR already */
-	krwq_cq_enter(krwq_recv_cq(qp), &wc, false);
 }
 
 /**
@@ -173,53 +126,6 @@ static void krwq_qp_uflush_work(struct work_struct *work)
 	krwq_uflush_spend(qp->dev, grant, n);
 	if (delay)
 		queue_delayed_work(system_unbound_wq, &qp->uflush_work, delay);
-}
-
-/**
- * krwq_qp_recv_flush_locked() - the receive side of a move to ERR: flush
- * the receive queue in posting order, or, on an SRQ, report the last WQE.
- * @qp: the QP, in ERR; the caller holds qp->r_lock.
- *
- * Called by krwq_qp_error_locked(), or by the last delivery that was part
- * done when the QP went to ERR (send.c).
- */
-void krwq_qp_recv_flush_locked(struct krwq_qp *qp)
-{
-	struct krwq_sink sink = { .flushed = krwq_rq_flushed, .ctx = qp };
-
-	lockdep_assert_held(&qp->r_lock);
-	if (qp->srq)
-		krwq_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
-	else
-		krwq_rq_set_state(&qp->rq, KRWQ_RQ_FLUSH, &sink);
-}
-
-/**
- * krwq_qp_error_locked() - move a QP to ERR: flush its send queue, then
- * its receive queue in posting order (or report the last WQE for a QP on
- * an SRQ).
- * @qp: the QP; the caller holds qp->s_lock.
- */
-void krwq_qp_error_locked(struct krwq_qp *qp)
-{
-	lockdep_assert_held(&qp->s_lock);
-	if (qp->state == IB_QPS_ERR)
-		return;
-	krwq_sq_flush_locked(qp);
-	/* a receive being delivered finishes first: r_lock */
-	spin_lock(&qp->r_lock);
-	WRITE_ONCE(qp->state, IB_QPS_ERR);
-	/* one part done, with interrupts let in, completes before the flush */
-	if (qp->r_busy)
-		qp->r_flush_deferred = true;
-	else
-		krwq_qp_recv_flush_locked(qp);
-	if (qp->rq_mmap) {
-		qp->uflush_ms = KRWQ_UFLUSH_MS;
-		queue_delayed_work(system_unbound_wq, &qp->uflush_work,
-				   msecs_to_jiffies(KRWQ_UFLUSH_MS));
-	}
-	spin_unlock(&qp->r_lock);
 }
 
 static void krwq_qp_set_state_locked(struct krwq_qp *qp,

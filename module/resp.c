@@ -27,6 +27,76 @@
 #include "resp.h"
 #include "trace.h"
 
+/* --- the QP's receive side -------------------------------------------- */
+
+/**
+ * krwq_qp_event() - raise an asynchronous event on a QP.  The consumer's
+ * handler runs from event_work, so it may post or modify freely.
+ * @qp: the QP.
+ * @type: IB_EVENT_*.
+ */
+static void krwq_qp_event(struct krwq_qp *qp, enum ib_event_type type)
+{
+	set_bit(type, &qp->events);
+	queue_work(krwq_wq, &qp->event_work);
+}
+
+/**
+ * krwq_qp_fail() - a responder-side error: have the QP moved to ERR by its
+ * err_work (the caller may not take its s_lock).
+ * @qp: the destination QP; the caller holds its r_lock.
+ */
+static void krwq_qp_fail(struct krwq_qp *qp)
+{
+	lockdep_assert_held(&qp->r_lock);
+	if (!qp->err_pending) {
+		qp->err_pending = true;
+		queue_work(krwq_wq, &qp->err_work);
+	}
+}
+
+/**
+ * krwq_rq_flushed() - the core's flush sink for a QP's receive ring.
+ * @ctx: the struct krwq_qp.
+ * @wr_id: the flushed receive WR.
+ *
+ * Runs with the ring locks held; enters an IB_WC_WR_FLUSH_ERR completion.
+ */
+void krwq_rq_flushed(void *ctx, unsigned long long wr_id)
+{
+	struct krwq_qp *qp = ctx;
+	struct ib_wc wc = {
+		.wr_id = wr_id,
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_RECV,
+		.qp = &qp->ibqp,
+	};
+
+	krwq_count(qp->dev, KRWQ_STAT_RX_FLUSHED, 1);
+	trace_krwq_flush(qp, wr_id);
+	/* an overflow here is moot: the QP is in ERR already */
+	krwq_cq_enter(krwq_recv_cq(qp), &wc, false);
+}
+
+/**
+ * krwq_qp_recv_flush_locked() - the receive side of a move to ERR: flush
+ * the receive queue in posting order, or, on an SRQ, report the last WQE.
+ * @qp: the QP, in ERR; the caller holds qp->r_lock.
+ *
+ * Called by krwq_qp_error_locked() (send.c), or by the last delivery that
+ * was part done when the QP went to ERR (krwq_run_dest_done()).
+ */
+void krwq_qp_recv_flush_locked(struct krwq_qp *qp)
+{
+	struct krwq_sink sink = { .flushed = krwq_rq_flushed, .ctx = qp };
+
+	lockdep_assert_held(&qp->r_lock);
+	if (qp->srq)
+		krwq_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	else
+		krwq_rq_set_state(&qp->rq, KRWQ_RQ_FLUSH, &sink);
+}
+
 /* --- regions of a scatter list ----------------------------------------- */
 
 static void krwq_put_mrs(struct krwq_mr **mrs, u32 n)

@@ -2,7 +2,8 @@
 /*
  * resp.h - what the requester (send.c) and the responder (resp.c) share:
  * one run of a send queue, what executing one send WQE came to, and the
- * calls send.c makes into the responder.  Private to those two files.
+ * calls send.c makes into the responder; and the receive side's flush,
+ * which qp.c uses too.  Private to those three files.
  */
 #ifndef KRWQ_RESP_H
 #define KRWQ_RESP_H
@@ -58,6 +59,8 @@ static inline bool krwq_is_send(enum ib_wr_opcode op)
 	       op == IB_WR_SEND_WITH_INV;
 }
 
+void krwq_rq_flushed(void *ctx, unsigned long long wr_id);
+void krwq_qp_recv_flush_locked(struct krwq_qp *qp);
 void krwq_run_let_irqs_in(struct krwq_qp *sqp) __must_hold(&sqp->s_lock);
 void krwq_exec_connected(struct krwq_qp *sqp, struct krwq_swqe *w,
 			 struct krwq_outcome *o);

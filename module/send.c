@@ -27,6 +27,7 @@
 #include "krwq.h"
 #include "krwq_core.h"
 #include "resp.h"
+#include "send.h"
 #include "trace.h"
 
 /* IB's RNR NAK timer field in microseconds (encoding 0 is the longest). */
@@ -287,7 +288,7 @@ static void krwq_complete_send(struct krwq_qp *qp, struct krwq_swqe *w,
  * While a run of the send queue is under way (it may be executing the WQE
  * at sq_tail with interrupts let in), the flush is left to its end.
  */
-void krwq_sq_flush_locked(struct krwq_qp *qp)
+static void krwq_sq_flush_locked(struct krwq_qp *qp)
 {
 	struct ib_wc wc = { .status = IB_WC_WR_FLUSH_ERR, .qp = &qp->ibqp };
 
@@ -306,6 +307,34 @@ void krwq_sq_flush_locked(struct krwq_qp *qp)
 		krwq_cq_enter(krwq_send_cq(qp), &wc, false);
 	}
 	qp->sq_free = qp->sq_tail;	/* every slot is free again */
+}
+
+/**
+ * krwq_qp_error_locked() - move a QP to ERR: flush its send queue, then
+ * its receive queue in posting order (or report the last WQE for a QP on
+ * an SRQ).
+ * @qp: the QP; the caller holds qp->s_lock.
+ */
+void krwq_qp_error_locked(struct krwq_qp *qp)
+{
+	lockdep_assert_held(&qp->s_lock);
+	if (qp->state == IB_QPS_ERR)
+		return;
+	krwq_sq_flush_locked(qp);
+	/* a receive being delivered finishes first: r_lock */
+	spin_lock(&qp->r_lock);
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	/* one part done, with interrupts let in, completes before the flush */
+	if (qp->r_busy)
+		qp->r_flush_deferred = true;
+	else
+		krwq_qp_recv_flush_locked(qp);
+	if (qp->rq_mmap) {
+		qp->uflush_ms = KRWQ_UFLUSH_MS;
+		queue_delayed_work(system_unbound_wq, &qp->uflush_work,
+				   msecs_to_jiffies(KRWQ_UFLUSH_MS));
+	}
+	spin_unlock(&qp->r_lock);
 }
 
 /* --- local operations ------------------------------------------------- */
