@@ -44,7 +44,9 @@
 #ifndef KRWQ_H
 #define KRWQ_H
 
+#include <linux/completion.h>
 #include <linux/mutex.h>
+#include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
@@ -405,6 +407,35 @@ static inline struct krwq_cq *krwq_recv_cq(struct krwq_qp *qp)
 	return to_kcq(qp->ibqp.recv_cq);
 }
 
+/**
+ * krwq_qp_get() - find a QP by number and take a reference.
+ * @dev: the device.
+ * @qpn: the QP number.
+ *
+ * Return: the QP, to be released with krwq_qp_put(), or NULL.
+ */
+static inline struct krwq_qp *krwq_qp_get(struct krwq_dev *dev, u32 qpn)
+{
+	struct krwq_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&dev->qps, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->users))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+/**
+ * krwq_qp_put() - release a reference from krwq_qp_get().
+ * @qp: the QP.
+ */
+static inline void krwq_qp_put(struct krwq_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->users))
+		complete(&qp->released);
+}
+
 /* mmap.c */
 void *krwq_ring_alloc(size_t bytes);
 struct rdma_user_mmap_entry *krwq_mmap_insert(struct ib_udata *udata,
@@ -526,8 +557,6 @@ int krwq_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int krwq_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 int krwq_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
-struct krwq_qp *krwq_qp_get(struct krwq_dev *dev, u32 qpn);
-void krwq_qp_put(struct krwq_qp *qp);
 
 /* send.c */
 int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,

@@ -301,35 +301,6 @@ err_count:
 	return ret;
 }
 
-/**
- * krwq_qp_get() - find a QP by number and take a reference.
- * @dev: the device.
- * @qpn: the QP number.
- *
- * Return: the QP, to be released with krwq_qp_put(), or NULL.
- */
-struct krwq_qp *krwq_qp_get(struct krwq_dev *dev, u32 qpn)
-{
-	struct krwq_qp *qp;
-
-	rcu_read_lock();
-	qp = xa_load(&dev->qps, qpn);
-	if (qp && !refcount_inc_not_zero(&qp->users))
-		qp = NULL;
-	rcu_read_unlock();
-	return qp;
-}
-
-/**
- * krwq_qp_put() - release a reference from krwq_qp_get().
- * @qp: the QP.
- */
-void krwq_qp_put(struct krwq_qp *qp)
-{
-	if (refcount_dec_and_test(&qp->users))
-		complete(&qp->released);
-}
-
 static void krwq_qp_err_work(struct work_struct *work)
 {
 	struct krwq_qp *qp = container_of(work, struct krwq_qp, err_work);
