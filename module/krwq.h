@@ -457,9 +457,12 @@ int krwq_dev_add(unsigned int index, struct krwq_dev **out);
 int krwq_dev_add_netdev(const char *name, struct net_device *ndev);
 void krwq_dev_remove(struct krwq_dev *dev);
 void krwq_dev_wait_all_released(void);
-void krwq_dev_gid(struct krwq_dev *dev, union ib_gid *gid);
+
+/* port.c */
 bool krwq_port_active(struct krwq_dev *dev);
+enum ib_mtu krwq_port_mtu(struct krwq_dev *dev);
 u32 krwq_port_mtu_bytes(struct krwq_dev *dev);
+void krwq_dev_gid(struct krwq_dev *dev, union ib_gid *gid);
 
 /* fabric.c */
 int krwq_fabric_join(struct krwq_dev *dev);
