@@ -452,6 +452,46 @@ static inline bool krwq_qp_is_ud(struct krwq_qp *qp)
 	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
 }
 
+/* What a QP does in a state: the bits of krwq_state_ops(). */
+enum krwq_state_op {
+	KRWQ_POST_SEND = BIT(0),	/* post_send accepts WRs */
+	KRWQ_RUN_SEND = BIT(1),		/* the send queue is executed */
+	KRWQ_FLUSH_SEND = BIT(2),	/* send WRs complete as flushed */
+	KRWQ_POST_RECV = BIT(3),	/* post_recv accepts WRs */
+	KRWQ_RECEIVE = BIT(4),		/* arriving messages are delivered */
+	KRWQ_FLUSH_RECV = BIT(5),	/* receive WRs complete as flushed */
+};
+
+/**
+ * krwq_state_ops() - what a QP does in a state, in one table (rdmavt's
+ * ib_rvt_state_ops): post_send and the run of the send queue (send.c),
+ * delivery (resp.c), the ERR re-flush and the receive ring's state
+ * (qp.c) all ask it.
+ * @state: the QP's state.
+ *
+ * post_recv itself asks the receive ring, whose state qp.c sets from
+ * this table (RESET, POST_ONLY or ACTIVE) and the move to ERR to FLUSH,
+ * under the ring locks, so that a post racing the move is never lost.
+ *
+ * Return: enum krwq_state_op bits.
+ */
+static inline unsigned int krwq_state_ops(enum ib_qp_state state)
+{
+	static const u8 ops[IB_QPS_ERR + 1] = {
+		[IB_QPS_RESET] = 0,
+		[IB_QPS_INIT] = KRWQ_POST_RECV,
+		[IB_QPS_RTR] = KRWQ_POST_RECV | KRWQ_RECEIVE,
+		[IB_QPS_RTS] = KRWQ_POST_SEND | KRWQ_RUN_SEND |
+			       KRWQ_POST_RECV | KRWQ_RECEIVE,
+		[IB_QPS_SQD] = KRWQ_POST_SEND | KRWQ_POST_RECV | KRWQ_RECEIVE,
+		[IB_QPS_SQE] = KRWQ_POST_SEND | KRWQ_POST_RECV | KRWQ_RECEIVE,
+		[IB_QPS_ERR] = KRWQ_POST_SEND | KRWQ_FLUSH_SEND |
+			       KRWQ_POST_RECV | KRWQ_FLUSH_RECV,
+	};
+
+	return ops[state];
+}
+
 /* device.c */
 int krwq_dev_add(unsigned int index, struct krwq_dev **out);
 int krwq_dev_add_netdev(const char *name, struct net_device *ndev);

@@ -110,7 +110,7 @@ static void krwq_qp_uflush_work(struct work_struct *work)
 	unsigned long flags, delay = 0;
 
 	spin_lock_irqsave(&qp->r_lock, flags);
-	if (qp->state == IB_QPS_ERR) {
+	if (krwq_state_ops(qp->state) & KRWQ_FLUSH_RECV) {
 		/* the flush waits for a delivery part done (r_busy) */
 		if (grant && !qp->r_busy)
 			n = krwq_rq_flush(&qp->rq, grant, &sink);
@@ -131,7 +131,8 @@ static void krwq_qp_uflush_work(struct work_struct *work)
 static void krwq_qp_set_state_locked(struct krwq_qp *qp,
 				     enum ib_qp_state state)
 {
-	enum krwq_rq_state rs = KRWQ_RQ_ACTIVE;
+	unsigned int ops = krwq_state_ops(state);
+	enum krwq_rq_state rs;
 
 	if (state == IB_QPS_ERR) {
 		krwq_qp_error_locked(qp);
@@ -145,10 +146,14 @@ static void krwq_qp_set_state_locked(struct krwq_qp *qp,
 		qp->rnr_tries = 0;
 		qp->ack_tries = 0;
 		atomic_set(&qp->comm_est_sent, 0);
-		rs = KRWQ_RQ_RESET;
-	} else if (state == IB_QPS_INIT) {
-		rs = KRWQ_RQ_POST_ONLY;
 	}
+	/* the receive ring takes posts and deliveries as the table says */
+	if (ops & KRWQ_RECEIVE)
+		rs = KRWQ_RQ_ACTIVE;
+	else if (ops & KRWQ_POST_RECV)
+		rs = KRWQ_RQ_POST_ONLY;
+	else
+		rs = KRWQ_RQ_RESET;
 	spin_lock(&qp->r_lock);
 	if (state == IB_QPS_RESET) {
 		qp->err_pending = false;	/* an old responder error is moot */
@@ -161,7 +166,7 @@ static void krwq_qp_set_state_locked(struct krwq_qp *qp,
 	WRITE_ONCE(qp->state, state);
 	spin_unlock(&qp->r_lock);
 	/* e.g. WRs posted in SQD: run from send_work, which may let irqs in */
-	if (state == IB_QPS_RTS && qp->sq_tail != qp->sq_head)
+	if ((ops & KRWQ_RUN_SEND) && qp->sq_tail != qp->sq_head)
 		queue_work(krwq_wq, &qp->send_work);
 }
 

@@ -308,20 +308,13 @@ static struct ib_pd *krwq_dest_pd(struct krwq_qp *dqp)
 static bool krwq_can_receive(struct krwq_qp *dqp)
 {
 	lockdep_assert_held(&dqp->r_lock);
-	switch (dqp->state) {
-	case IB_QPS_RTR:
-		/* the first arrival in RTR establishes the connection */
-		if (!krwq_qp_is_ud(dqp) &&
-		    !atomic_xchg(&dqp->comm_est_sent, 1))
-			krwq_qp_event(dqp, IB_EVENT_COMM_EST);
-		return true;
-	case IB_QPS_RTS:
-	case IB_QPS_SQD:
-	case IB_QPS_SQE:
-		return true;
-	default:
+	if (!(krwq_state_ops(dqp->state) & KRWQ_RECEIVE))
 		return false;
-	}
+	/* the first arrival in RTR establishes the connection */
+	if (dqp->state == IB_QPS_RTR && !krwq_qp_is_ud(dqp) &&
+	    !atomic_xchg(&dqp->comm_est_sent, 1))
+		krwq_qp_event(dqp, IB_EVENT_COMM_EST);
+	return true;
 }
 
 /* A responder-side error: the WQE completes in error, the QP goes to ERR. */

@@ -181,7 +181,7 @@ static int krwq_sq_fill(struct krwq_qp *qp, const struct ib_send_wr *wr,
 	int i;
 
 	/* in ERR a WR is only flushed: ib_drain_sq() posts any opcode */
-	if (qp->state == IB_QPS_ERR) {
+	if (krwq_state_ops(qp->state) & KRWQ_FLUSH_SEND) {
 		memset(w, 0, sizeof(*w));
 		w->wr_id = wr->wr_id;
 		w->opcode = wr->opcode;
@@ -430,8 +430,8 @@ static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags)
 		return;
 	qp->sq_running = true;
 	qp->run = &run;
-	while (qp->sq_tail != qp->sq_head && qp->state == IB_QPS_RTS &&
-	       !qp->sq_waiting) {
+	while (qp->sq_tail != qp->sq_head &&
+	       (krwq_state_ops(qp->state) & KRWQ_RUN_SEND) && !qp->sq_waiting) {
 		struct krwq_swqe *w = krwq_sq_entry(qp, qp->sq_tail);
 		struct krwq_outcome o = { .status = IB_WC_SUCCESS };
 
@@ -471,7 +471,7 @@ static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags)
 	qp->run = NULL;
 	WRITE_ONCE(qp->sq_running, false);
 	/* what a move to ERR (or a post in ERR) left for the run's end */
-	if (qp->state == IB_QPS_ERR)
+	if (krwq_state_ops(qp->state) & KRWQ_FLUSH_SEND)
 		krwq_sq_flush_locked(qp);
 	if (qp->sq_run_waiters) {
 		/*
@@ -516,18 +516,10 @@ void krwq_send_work(struct work_struct *work)
 	spin_unlock_irqrestore(&qp->s_lock, flags);
 }
 
-/* The states a send WR may be posted in (in ERR it is flushed at once). */
+/* Whether a send WR may be posted now (in ERR it is flushed at once). */
 static bool krwq_sq_postable(struct krwq_qp *qp)
 {
-	switch (qp->state) {
-	case IB_QPS_RTS:
-	case IB_QPS_SQD:
-	case IB_QPS_SQE:
-	case IB_QPS_ERR:
-		return true;
-	default:
-		return false;
-	}
+	return krwq_state_ops(qp->state) & KRWQ_POST_SEND;
 }
 
 /**
@@ -598,7 +590,7 @@ int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			break;
 		qp->sq_head = next;
 	}
-	if (qp->state == IB_QPS_ERR)
+	if (krwq_state_ops(qp->state) & KRWQ_FLUSH_SEND)
 		krwq_sq_flush_locked(qp);
 	else
 		krwq_sq_run(qp, &flags);
