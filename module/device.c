@@ -19,7 +19,6 @@
 #define KRWQ_VENDOR_ID		0x0	/* none: perftest treats it as unknown */
 #define KRWQ_FW_VER		((u64)1 << 32)
 #define KRWQ_GUID_BASE		0x0200000000004b52ULL	/* locally administered */
-#define KRWQ_SUBNET_PREFIX	0xfe80000000000000ULL
 
 static int krwq_query_device(struct ib_device *ibdev,
 			     struct ib_device_attr *a, struct ib_udata *udata)
@@ -64,42 +63,6 @@ static int krwq_query_device(struct ib_device *ibdev,
 	if (dev->ndev)
 		a->kernel_cap_flags |= IBK_ALLOW_USER_UNREG;
 	return 0;
-}
-
-/**
- * krwq_port_active() - whether a device's port carries traffic: always in
- * InfiniBand mode; while its netdev is up with carrier when netdev-bound.
- * @dev: the device.
- *
- * Context: any.
- * Return: true if active.
- */
-bool krwq_port_active(struct krwq_dev *dev)
-{
-	return !dev->ndev ||
-	       (netif_running(dev->ndev) && netif_carrier_ok(dev->ndev));
-}
-
-/* The port's active MTU: its netdev's, less RoCE's headers, at most 4096. */
-static enum ib_mtu krwq_port_mtu(struct krwq_dev *dev)
-{
-	if (!dev->ndev)
-		return KRWQ_MTU;
-	return clamp(iboe_get_mtu(READ_ONCE(dev->ndev->mtu)), IB_MTU_256,
-		     KRWQ_MTU);
-}
-
-/**
- * krwq_port_mtu_bytes() - the port's active MTU in bytes: the largest
- * datagram a UD QP may send.
- * @dev: the device.
- *
- * Context: any.
- * Return: 256 ... 4096.
- */
-u32 krwq_port_mtu_bytes(struct krwq_dev *dev)
-{
-	return ib_mtu_enum_to_int(krwq_port_mtu(dev));
 }
 
 static int krwq_query_port(struct ib_device *ibdev, u32 port,
@@ -156,17 +119,6 @@ static enum rdma_link_layer krwq_get_link_layer(struct ib_device *ibdev,
 {
 	return to_kdev(ibdev)->ndev ? IB_LINK_LAYER_ETHERNET :
 				      IB_LINK_LAYER_INFINIBAND;
-}
-
-/**
- * krwq_dev_gid() - the device's one GID: link-local prefix and node GUID.
- * @dev: the device.
- * @gid: where to put it.
- */
-void krwq_dev_gid(struct krwq_dev *dev, union ib_gid *gid)
-{
-	gid->global.subnet_prefix = cpu_to_be64(KRWQ_SUBNET_PREFIX);
-	gid->global.interface_id = dev->node_guid;
 }
 
 /* InfiniBand mode only: a RoCE port's GIDs are the RDMA core's own */

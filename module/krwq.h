@@ -30,7 +30,7 @@
  *
  * A long copy does not keep interrupts off throughout: every 16 KiB the
  * sender drops both locks for a moment and takes them again, in the same
- * order (send.c, "letting interrupts in").  What the locks would have
+ * order (resp.c, "letting interrupts in").  What the locks would have
  * kept meanwhile is kept by state instead: the sender's sq_running (a
  * RESET of the sender waits for it), the destination's r_busy (its move
  * to ERR leaves the receive flush to the delivery, so nothing lands after
@@ -44,7 +44,9 @@
 #ifndef KRWQ_H
 #define KRWQ_H
 
+#include <linux/completion.h>
 #include <linux/mutex.h>
+#include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
@@ -353,7 +355,7 @@ struct krwq_qp {
 	bool err_pending;		/* err_work is due; under r_lock */
 	/*
 	 * Deliveries into this QP part done while their sender let
-	 * interrupts in (send.c); a move to ERR leaves the receive flush to
+	 * interrupts in (resp.c); a move to ERR leaves the receive flush to
 	 * the last of them, and a RESET bumps r_gen so that they are
 	 * abandoned.  All three under r_lock.
 	 */
@@ -411,6 +413,35 @@ static inline struct krwq_cq *krwq_recv_cq(struct krwq_qp *qp)
 	return to_kcq(qp->ibqp.recv_cq);
 }
 
+/**
+ * krwq_qp_get() - find a QP by number and take a reference.
+ * @dev: the device.
+ * @qpn: the QP number.
+ *
+ * Return: the QP, to be released with krwq_qp_put(), or NULL.
+ */
+static inline struct krwq_qp *krwq_qp_get(struct krwq_dev *dev, u32 qpn)
+{
+	struct krwq_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&dev->qps, qpn);
+	if (qp && !refcount_inc_not_zero(&qp->users))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+
+/**
+ * krwq_qp_put() - release a reference from krwq_qp_get().
+ * @qp: the QP.
+ */
+static inline void krwq_qp_put(struct krwq_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->users))
+		complete(&qp->released);
+}
+
 /* mmap.c */
 void *krwq_ring_alloc(size_t bytes);
 struct rdma_user_mmap_entry *krwq_mmap_insert(struct ib_udata *udata,
@@ -427,14 +458,57 @@ static inline bool krwq_qp_is_ud(struct krwq_qp *qp)
 	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
 }
 
+/* What a QP does in a state: the bits of krwq_state_ops(). */
+enum krwq_state_op {
+	KRWQ_POST_SEND = BIT(0),	/* post_send accepts WRs */
+	KRWQ_RUN_SEND = BIT(1),		/* the send queue is executed */
+	KRWQ_FLUSH_SEND = BIT(2),	/* send WRs complete as flushed */
+	KRWQ_POST_RECV = BIT(3),	/* post_recv accepts WRs */
+	KRWQ_RECEIVE = BIT(4),		/* arriving messages are delivered */
+	KRWQ_FLUSH_RECV = BIT(5),	/* receive WRs complete as flushed */
+};
+
+/**
+ * krwq_state_ops() - what a QP does in a state, in one table (rdmavt's
+ * ib_rvt_state_ops): post_send and the run of the send queue (send.c),
+ * delivery (resp.c), the ERR re-flush and the receive ring's state
+ * (qp.c) all ask it.
+ * @state: the QP's state.
+ *
+ * post_recv itself asks the receive ring, whose state qp.c sets from
+ * this table (RESET, POST_ONLY or ACTIVE) and the move to ERR to FLUSH,
+ * under the ring locks, so that a post racing the move is never lost.
+ *
+ * Return: enum krwq_state_op bits.
+ */
+static inline unsigned int krwq_state_ops(enum ib_qp_state state)
+{
+	static const u8 ops[IB_QPS_ERR + 1] = {
+		[IB_QPS_RESET] = 0,
+		[IB_QPS_INIT] = KRWQ_POST_RECV,
+		[IB_QPS_RTR] = KRWQ_POST_RECV | KRWQ_RECEIVE,
+		[IB_QPS_RTS] = KRWQ_POST_SEND | KRWQ_RUN_SEND |
+			       KRWQ_POST_RECV | KRWQ_RECEIVE,
+		[IB_QPS_SQD] = KRWQ_POST_SEND | KRWQ_POST_RECV | KRWQ_RECEIVE,
+		[IB_QPS_SQE] = KRWQ_POST_SEND | KRWQ_POST_RECV | KRWQ_RECEIVE,
+		[IB_QPS_ERR] = KRWQ_POST_SEND | KRWQ_FLUSH_SEND |
+			       KRWQ_POST_RECV | KRWQ_FLUSH_RECV,
+	};
+
+	return ops[state];
+}
+
 /* device.c */
 int krwq_dev_add(unsigned int index, struct krwq_dev **out);
 int krwq_dev_add_netdev(const char *name, struct net_device *ndev);
 void krwq_dev_remove(struct krwq_dev *dev);
 void krwq_dev_wait_all_released(void);
-void krwq_dev_gid(struct krwq_dev *dev, union ib_gid *gid);
+
+/* port.c */
 bool krwq_port_active(struct krwq_dev *dev);
+enum ib_mtu krwq_port_mtu(struct krwq_dev *dev);
 u32 krwq_port_mtu_bytes(struct krwq_dev *dev);
+void krwq_dev_gid(struct krwq_dev *dev, union ib_gid *gid);
 
 /* fabric.c */
 int krwq_fabric_join(struct krwq_dev *dev);
@@ -520,6 +594,7 @@ int krwq_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int krwq_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 int krwq_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 		       const struct ib_recv_wr **bad_wr);
+void krwq_srq_limit_event(struct krwq_srq *srq);
 
 /* qp.c */
 int krwq_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
@@ -531,25 +606,9 @@ int krwq_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int krwq_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 int krwq_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
-struct krwq_qp *krwq_qp_get(struct krwq_dev *dev, u32 qpn);
-void krwq_qp_put(struct krwq_qp *qp);
-void krwq_qp_error_locked(struct krwq_qp *qp);
-void krwq_qp_recv_flush_locked(struct krwq_qp *qp);
-void krwq_qp_event(struct krwq_qp *qp, enum ib_event_type type);
-void krwq_qp_fail(struct krwq_qp *qp);
-void krwq_srq_limit_event(struct krwq_srq *srq);
-void krwq_rq_flushed(void *ctx, unsigned long long wr_id);
-struct krwq_sink;
-int krwq_post_counted(struct krwq_dev *dev, struct krwq_rq *rq,
-		      const struct ib_recv_wr *wr,
-		      const struct ib_recv_wr **bad_wr,
-		      const struct krwq_sink *sink);
 
 /* send.c */
 int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr);
-void krwq_sq_flush_locked(struct krwq_qp *qp);
-void krwq_send_work(struct work_struct *work);
-void krwq_sq_timer(struct timer_list *t);
 
 #endif /* KRWQ_H */

@@ -16,24 +16,14 @@
 #include "krwq.h"
 #include "krwq_core.h"
 #include "rq_alloc.h"
+#include "resp.h"
+#include "send.h"
 #include "trace.h"
 #include "uflush.h"
 
 static void krwq_qp_err_work(struct work_struct *work);
 
 static_assert(IB_EVENT_GID_CHANGE < BITS_PER_LONG);
-
-/**
- * krwq_qp_event() - raise an asynchronous event on a QP.  The consumer's
- * handler runs from event_work, so it may post or modify freely.
- * @qp: the QP.
- * @type: IB_EVENT_*.
- */
-void krwq_qp_event(struct krwq_qp *qp, enum ib_event_type type)
-{
-	set_bit(type, &qp->events);
-	queue_work(krwq_wq, &qp->event_work);
-}
 
 static void krwq_qp_event_work(struct work_struct *work)
 {
@@ -51,43 +41,6 @@ static void krwq_qp_event_work(struct work_struct *work)
 		if (qp->ibqp.event_handler)
 			qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 	}
-}
-
-/**
- * krwq_qp_fail() - a responder-side error: have the QP moved to ERR by its
- * err_work (the caller may not take its s_lock).
- * @qp: the destination QP; the caller holds its r_lock.
- */
-void krwq_qp_fail(struct krwq_qp *qp)
-{
-	lockdep_assert_held(&qp->r_lock);
-	if (!qp->err_pending) {
-		qp->err_pending = true;
-		queue_work(krwq_wq, &qp->err_work);
-	}
-}
-
-/**
- * krwq_rq_flushed() - the core's flush sink for a QP's receive ring.
- * @ctx: the struct krwq_qp.
- * @wr_id: the flushed receive WR.
- *
- * Runs with the ring locks held; enters an IB_WC_WR_FLUSH_ERR completion.
- */
-void krwq_rq_flushed(void *ctx, unsigned long long wr_id)
-{
-	struct krwq_qp *qp = ctx;
-	struct ib_wc wc = {
-		.wr_id = wr_id,
-		.status = IB_WC_WR_FLUSH_ERR,
-		.opcode = IB_WC_RECV,
-		.qp = &qp->ibqp,
-	};
-
-	krwq_count(qp->dev, KRWQ_STAT_RX_FLUSHED, 1);
-	trace_krwq_flush(qp, wr_id);
-	/* an overflow here is moot: the QP is in ERR already */
-	krwq_cq_enter(krwq_recv_cq(qp), &wc, false);
 }
 
 /**
@@ -157,7 +110,7 @@ static void krwq_qp_uflush_work(struct work_struct *work)
 	unsigned long flags, delay = 0;
 
 	spin_lock_irqsave(&qp->r_lock, flags);
-	if (qp->state == IB_QPS_ERR) {
+	if (krwq_state_ops(qp->state) & KRWQ_FLUSH_RECV) {
 		/* the flush waits for a delivery part done (r_busy) */
 		if (grant && !qp->r_busy)
 			n = krwq_rq_flush(&qp->rq, grant, &sink);
@@ -175,57 +128,11 @@ static void krwq_qp_uflush_work(struct work_struct *work)
 		queue_delayed_work(system_unbound_wq, &qp->uflush_work, delay);
 }
 
-/**
- * krwq_qp_recv_flush_locked() - the receive side of a move to ERR: flush
- * the receive queue in posting order, or, on an SRQ, report the last WQE.
- * @qp: the QP, in ERR; the caller holds qp->r_lock.
- *
- * Called by krwq_qp_error_locked(), or by the last delivery that was part
- * done when the QP went to ERR (send.c).
- */
-void krwq_qp_recv_flush_locked(struct krwq_qp *qp)
-{
-	struct krwq_sink sink = { .flushed = krwq_rq_flushed, .ctx = qp };
-
-	lockdep_assert_held(&qp->r_lock);
-	if (qp->srq)
-		krwq_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
-	else
-		krwq_rq_set_state(&qp->rq, KRWQ_RQ_FLUSH, &sink);
-}
-
-/**
- * krwq_qp_error_locked() - move a QP to ERR: flush its send queue, then
- * its receive queue in posting order (or report the last WQE for a QP on
- * an SRQ).
- * @qp: the QP; the caller holds qp->s_lock.
- */
-void krwq_qp_error_locked(struct krwq_qp *qp)
-{
-	lockdep_assert_held(&qp->s_lock);
-	if (qp->state == IB_QPS_ERR)
-		return;
-	krwq_sq_flush_locked(qp);
-	/* a receive being delivered finishes first: r_lock */
-	spin_lock(&qp->r_lock);
-	WRITE_ONCE(qp->state, IB_QPS_ERR);
-	/* one part done, with interrupts let in, completes before the flush */
-	if (qp->r_busy)
-		qp->r_flush_deferred = true;
-	else
-		krwq_qp_recv_flush_locked(qp);
-	if (qp->rq_mmap) {
-		qp->uflush_ms = KRWQ_UFLUSH_MS;
-		queue_delayed_work(system_unbound_wq, &qp->uflush_work,
-				   msecs_to_jiffies(KRWQ_UFLUSH_MS));
-	}
-	spin_unlock(&qp->r_lock);
-}
-
 static void krwq_qp_set_state_locked(struct krwq_qp *qp,
 				     enum ib_qp_state state)
 {
-	enum krwq_rq_state rs = KRWQ_RQ_ACTIVE;
+	unsigned int ops = krwq_state_ops(state);
+	enum krwq_rq_state rs;
 
 	if (state == IB_QPS_ERR) {
 		krwq_qp_error_locked(qp);
@@ -239,10 +146,14 @@ static void krwq_qp_set_state_locked(struct krwq_qp *qp,
 		qp->rnr_tries = 0;
 		qp->ack_tries = 0;
 		atomic_set(&qp->comm_est_sent, 0);
-		rs = KRWQ_RQ_RESET;
-	} else if (state == IB_QPS_INIT) {
-		rs = KRWQ_RQ_POST_ONLY;
 	}
+	/* the receive ring takes posts and deliveries as the table says */
+	if (ops & KRWQ_RECEIVE)
+		rs = KRWQ_RQ_ACTIVE;
+	else if (ops & KRWQ_POST_RECV)
+		rs = KRWQ_RQ_POST_ONLY;
+	else
+		rs = KRWQ_RQ_RESET;
 	spin_lock(&qp->r_lock);
 	if (state == IB_QPS_RESET) {
 		qp->err_pending = false;	/* an old responder error is moot */
@@ -255,7 +166,7 @@ static void krwq_qp_set_state_locked(struct krwq_qp *qp,
 	WRITE_ONCE(qp->state, state);
 	spin_unlock(&qp->r_lock);
 	/* e.g. WRs posted in SQD: run from send_work, which may let irqs in */
-	if (state == IB_QPS_RTS && qp->sq_tail != qp->sq_head)
+	if ((ops & KRWQ_RUN_SEND) && qp->sq_tail != qp->sq_head)
 		queue_work(krwq_wq, &qp->send_work);
 }
 
@@ -393,35 +304,6 @@ err_count:
 	if (ret == -EBUSY && init->qp_type != IB_QPT_GSI)
 		return -ENOMEM;
 	return ret;
-}
-
-/**
- * krwq_qp_get() - find a QP by number and take a reference.
- * @dev: the device.
- * @qpn: the QP number.
- *
- * Return: the QP, to be released with krwq_qp_put(), or NULL.
- */
-struct krwq_qp *krwq_qp_get(struct krwq_dev *dev, u32 qpn)
-{
-	struct krwq_qp *qp;
-
-	rcu_read_lock();
-	qp = xa_load(&dev->qps, qpn);
-	if (qp && !refcount_inc_not_zero(&qp->users))
-		qp = NULL;
-	rcu_read_unlock();
-	return qp;
-}
-
-/**
- * krwq_qp_put() - release a reference from krwq_qp_get().
- * @qp: the QP.
- */
-void krwq_qp_put(struct krwq_qp *qp)
-{
-	if (refcount_dec_and_test(&qp->users))
-		complete(&qp->released);
 }
 
 static void krwq_qp_err_work(struct work_struct *work)
@@ -692,30 +574,4 @@ int krwq_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		return -EINVAL;
 	}
 	return krwq_post_counted(qp->dev, &qp->rq, wr, bad_wr, &sink);
-}
-
-/**
- * krwq_post_counted() - the core's post, counted in the device's stats.
- * @dev: the device.
- * @rq: the ring.
- * @wr: the list of receive WRs.
- * @bad_wr: set to the first WR not posted, on error.
- * @sink: where WRs posted in ERR are flushed to, or NULL.
- *
- * Return: what krwq_rq_post() returned.
- */
-int krwq_post_counted(struct krwq_dev *dev, struct krwq_rq *rq,
-		      const struct ib_recv_wr *wr,
-		      const struct ib_recv_wr **bad_wr,
-		      const struct krwq_sink *sink)
-{
-	unsigned int n;
-	int ret;
-
-	ret = krwq_rq_post(rq, wr, bad_wr, sink, &n);
-	krwq_count(dev, KRWQ_STAT_RX_POSTED, n);
-	trace_krwq_post_recv(dev, rq, n, ret);
-	if (ret == -ENOMEM)
-		krwq_count(dev, KRWQ_STAT_RX_FULL, 1);
-	return ret;
 }

@@ -25,7 +25,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "hcommon.h"
 #include "hostile.h"
+#include "vt.h"
 
 static const char *devname;
 static int nth_fd = -1;

@@ -31,7 +31,9 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_ioctl_cmds.h>
 
+#include "hcommon.h"
 #include "hostile.h"
+#include "vt.h"
 
 #define ARENA_BYTES	(1 << 16)
 

@@ -26,7 +26,9 @@
 #include <unistd.h>
 #include <rdma/ib_user_verbs.h>
 
+#include "hcommon.h"
 #include "hostile.h"
+#include "vt.h"
 
 static const char *devname;
 static unsigned int n_bad;	/* bad inputs thrown */

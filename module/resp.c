@@ -1,0 +1,848 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * resp.c - the responder side of loopback delivery: everything that runs
+ * under a destination QP's r_lock.
+ *
+ * The requester (send.c) executes a send WQE by calling
+ * krwq_exec_connected() or krwq_exec_ud() with its s_lock held; they find
+ * the destination QP, take its r_lock, check that it may receive, take a
+ * receive WQE through the C++ core, copy the payload (or run the RDMA or
+ * atomic operation against the destination's memory) and complete the
+ * receive, all before the r_lock is dropped.  What the responder cannot do
+ * under r_lock (go to ERR, raise an event) is handed to work items.
+ *
+ * Letting interrupts in (a long copy drops both the sender's s_lock and
+ * the destination's r_lock for a moment) lives here too: its state is
+ * the destination's (r_busy, r_gen, r_flush_deferred, under r_lock), and
+ * send.c's run of the send queue uses krwq_run_let_irqs_in() between
+ * WQEs.
+ */
+#include <linux/ip.h>
+#include <net/checksum.h>
+#include <rdma/ib_hdrs.h>
+#include <rdma/ib_pack.h>
+
+#include "krwq.h"
+#include "krwq_core.h"
+#include "resp.h"
+#include "trace.h"
+
+/* --- the QP's receive side -------------------------------------------- */
+
+/**
+ * krwq_qp_event() - raise an asynchronous event on a QP.  The consumer's
+ * handler runs from event_work, so it may post or modify freely.
+ * @qp: the QP.
+ * @type: IB_EVENT_*.
+ */
+static void krwq_qp_event(struct krwq_qp *qp, enum ib_event_type type)
+{
+	set_bit(type, &qp->events);
+	queue_work(krwq_wq, &qp->event_work);
+}
+
+/**
+ * krwq_qp_fail() - a responder-side error: have the QP moved to ERR by its
+ * err_work (the caller may not take its s_lock).
+ * @qp: the destination QP; the caller holds its r_lock.
+ */
+static void krwq_qp_fail(struct krwq_qp *qp)
+{
+	lockdep_assert_held(&qp->r_lock);
+	if (!qp->err_pending) {
+		qp->err_pending = true;
+		queue_work(krwq_wq, &qp->err_work);
+	}
+}
+
+/**
+ * krwq_rq_flushed() - the core's flush sink for a QP's receive ring.
+ * @ctx: the struct krwq_qp.
+ * @wr_id: the flushed receive WR.
+ *
+ * Runs with the ring locks held; enters an IB_WC_WR_FLUSH_ERR completion.
+ */
+void krwq_rq_flushed(void *ctx, unsigned long long wr_id)
+{
+	struct krwq_qp *qp = ctx;
+	struct ib_wc wc = {
+		.wr_id = wr_id,
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_RECV,
+		.qp = &qp->ibqp,
+	};
+
+	krwq_count(qp->dev, KRWQ_STAT_RX_FLUSHED, 1);
+	trace_krwq_flush(qp, wr_id);
+	/* an overflow here is moot: the QP is in ERR already */
+	krwq_cq_enter(krwq_recv_cq(qp), &wc, false);
+}
+
+/**
+ * krwq_qp_recv_flush_locked() - the receive side of a move to ERR: flush
+ * the receive queue in posting order, or, on an SRQ, report the last WQE.
+ * @qp: the QP, in ERR; the caller holds qp->r_lock.
+ *
+ * Called by krwq_qp_error_locked() (send.c), or by the last delivery that
+ * was part done when the QP went to ERR (krwq_run_dest_done()).
+ */
+void krwq_qp_recv_flush_locked(struct krwq_qp *qp)
+{
+	struct krwq_sink sink = { .flushed = krwq_rq_flushed, .ctx = qp };
+
+	lockdep_assert_held(&qp->r_lock);
+	if (qp->srq)
+		krwq_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	else
+		krwq_rq_set_state(&qp->rq, KRWQ_RQ_FLUSH, &sink);
+}
+
+/* --- regions of a scatter list ----------------------------------------- */
+
+static void krwq_put_mrs(struct krwq_mr **mrs, u32 n)
+{
+	while (n--)
+		if (mrs[n])
+			krwq_mr_put(mrs[n]);
+}
+
+/*
+ * Looks up the region of every entry with @access; a zero-length entry
+ * needs none.  Return: false (nothing held) if any key does not check out.
+ */
+static bool krwq_get_mrs(struct krwq_dev *dev, struct ib_pd *pd,
+			 const struct ib_sge *sge, u32 n, int access,
+			 struct krwq_mr **mrs)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		mrs[i] = NULL;
+		if (!sge[i].length)
+			continue;
+		mrs[i] = krwq_mr_get(dev, pd, sge[i].lkey, access, sge[i].addr,
+				     sge[i].length);
+		if (!mrs[i]) {
+			krwq_put_mrs(mrs, i);
+			return false;
+		}
+	}
+	return true;
+}
+
+static u64 krwq_sge_total(const struct ib_sge *sge, u32 n)
+{
+	u64 total = 0;
+
+	while (n--)
+		total += sge[n].length;
+	return total;
+}
+
+static void krwq_cursor_init(struct krwq_sge_cursor *c,
+			     const struct ib_sge *sge, u32 n,
+			     struct krwq_mr **mrs)
+{
+	static const struct ib_sge none;
+
+	c->sge = n ? sge : &none;
+	c->left = n ? n - 1 : 0;
+	c->mrs = mrs;
+	c->off = 0;
+}
+
+/*
+ * The sender's payload: the regions of its SGEs (checked for @access), or
+ * its inline copy in the send queue, which needs none.
+ */
+static bool krwq_src_get(struct krwq_qp *sqp, struct krwq_swqe *w, int access)
+{
+	if (w->send_flags & IB_SEND_INLINE)
+		return true;
+	return krwq_get_mrs(sqp->dev, sqp->ibqp.pd, w->sg_list, w->num_sge,
+			    access, sqp->s_mrs);
+}
+
+static void krwq_src_put(struct krwq_qp *sqp, struct krwq_swqe *w)
+{
+	if (!(w->send_flags & IB_SEND_INLINE))
+		krwq_put_mrs(sqp->s_mrs, w->num_sge);
+}
+
+static void krwq_src_cursor(struct krwq_qp *sqp, struct krwq_swqe *w,
+			    struct krwq_sge_cursor *c)
+{
+	if (!(w->send_flags & IB_SEND_INLINE)) {
+		krwq_cursor_init(c, w->sg_list, w->num_sge, sqp->s_mrs);
+		return;
+	}
+	sqp->inline_sge = (struct ib_sge) {
+		.addr = (uintptr_t)w->sg_list, .length = w->length,
+	};
+	sqp->s_mrs[0] = &sqp->dev->local_dma_mr;
+	krwq_cursor_init(c, &sqp->inline_sge, 1, sqp->s_mrs);
+}
+
+/* --- letting interrupts in ---------------------------------------------- */
+
+/**
+ * krwq_run_let_irqs_in() - drop the run's s_lock and take it again, so
+ * that interrupts it holds off come in.
+ * @sqp: the sender, whose run (sqp->run) is under way; the caller holds
+ *       its s_lock and nothing else.
+ *
+ * Meanwhile the run keeps the send queue (sq_running).
+ *
+ * Only hard interrupts come in.  Bottom halves stay disabled, and with
+ * them preemption, so that nothing else runs on this CPU meanwhile that
+ * could wait for what the run holds (an invalidation spins until the
+ * copies through its region end).  They are enabled again with the lock
+ * held, hence _local_bh_enable(): softirqs raised meanwhile run at the
+ * next opportunity, not here.  A caller that itself holds interrupts off
+ * gains nothing from this, and the lock stays held.
+ */
+void krwq_run_let_irqs_in(struct krwq_qp *sqp)
+	__must_hold(&sqp->s_lock)
+{
+	struct krwq_run *run = sqp->run;
+
+	lockdep_assert_held(&sqp->s_lock);
+	run->section = 0;
+	if (irqs_disabled_flags(*run->flags))
+		return;
+	local_bh_disable();
+	spin_unlock_irqrestore(&sqp->s_lock, *run->flags);
+	spin_lock_irqsave(&sqp->s_lock, *run->flags);
+	_local_bh_enable();
+}
+
+/*
+ * krwq_run_let_irqs_in() in the middle of a delivery into @dqp: its
+ * r_lock is dropped too (first, and taken again last), and its receive
+ * flush waits meanwhile (r_busy, until krwq_run_dest_done()).
+ * Return: 0, or -ECANCELED if @dqp was reset meanwhile: the delivery is
+ * abandoned, its WQE gone with the rest.
+ */
+static int krwq_run_window(struct krwq_qp *sqp, struct krwq_qp *dqp)
+	__must_hold(&sqp->s_lock) __must_hold(&dqp->r_lock)
+{
+	struct krwq_run *run = sqp->run;
+	u32 gen = dqp->r_gen;
+
+	lockdep_assert_held(&dqp->r_lock);
+	if (!run->busy_dqp) {
+		run->busy_dqp = dqp;
+		dqp->r_busy++;
+	}
+	spin_unlock(&dqp->r_lock);
+	krwq_run_let_irqs_in(sqp);
+	spin_lock(&dqp->r_lock);
+	return dqp->r_gen != gen ? -ECANCELED : 0;
+}
+
+/*
+ * A delivery into @dqp ends (the caller holds dqp->r_lock): if the run let
+ * interrupts in during it and @dqp went to ERR meanwhile, the receive
+ * flush the move left to the last such delivery happens now.
+ */
+static void krwq_run_dest_done(struct krwq_qp *sqp, struct krwq_qp *dqp)
+{
+	struct krwq_run *run = sqp->run;
+
+	lockdep_assert_held(&dqp->r_lock);
+	if (run->busy_dqp != dqp)
+		return;
+	run->busy_dqp = NULL;
+	if (--dqp->r_busy || !dqp->r_flush_deferred)
+		return;
+	dqp->r_flush_deferred = false;
+	krwq_qp_recv_flush_locked(dqp);
+}
+
+/*
+ * krwq_copy() for a delivery into @dqp (whose r_lock the caller holds,
+ * with sqp's s_lock), in pieces that keep each interrupts-off section
+ * within KRWQ_IRQOFF_BYTES.  Return: 0; -EINVAL if a list ran out first;
+ * -ECANCELED if @dqp was reset while interrupts were let in.
+ */
+static int krwq_run_copy(struct krwq_qp *sqp, struct krwq_qp *dqp,
+			 struct krwq_sge_cursor *dst,
+			 struct krwq_sge_cursor *src, u32 len)
+{
+	struct krwq_run *run = sqp->run;
+
+	while (len) {
+		u32 n;
+		int ret;
+
+		if (run->section >= KRWQ_IRQOFF_BYTES) {
+			ret = krwq_run_window(sqp, dqp);
+			if (ret)
+				return ret;
+		}
+		n = min(len, KRWQ_IRQOFF_BYTES - run->section);
+		ret = krwq_copy(dst, src, n);
+		if (ret)
+			return ret;
+		run->section += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* --- the responder side ------------------------------------------------ */
+
+/* The ring a destination QP takes receive WQEs from. */
+static struct krwq_rq *krwq_dest_ring(struct krwq_qp *dqp)
+{
+	return dqp->srq ? &dqp->srq->rq : &dqp->rq;
+}
+
+/* The PD receive buffers are checked against: the SRQ's, if any. */
+static struct ib_pd *krwq_dest_pd(struct krwq_qp *dqp)
+{
+	return dqp->srq ? dqp->srq->ibsrq.pd : dqp->ibqp.pd;
+}
+
+/* The caller holds dqp->r_lock until the receive is complete. */
+static bool krwq_can_receive(struct krwq_qp *dqp)
+{
+	lockdep_assert_held(&dqp->r_lock);
+	if (!(krwq_state_ops(dqp->state) & KRWQ_RECEIVE))
+		return false;
+	/* the first arrival in RTR establishes the connection */
+	if (dqp->state == IB_QPS_RTR && !krwq_qp_is_ud(dqp) &&
+	    !atomic_xchg(&dqp->comm_est_sent, 1))
+		krwq_qp_event(dqp, IB_EVENT_COMM_EST);
+	return true;
+}
+
+/* A responder-side error: the WQE completes in error, the QP goes to ERR. */
+static void krwq_dest_error(struct krwq_qp *dqp, u64 wr_id,
+			    enum ib_wc_status status)
+{
+	struct ib_wc wc = {
+		.wr_id = wr_id,
+		.status = status,
+		.opcode = IB_WC_RECV,
+		.qp = &dqp->ibqp,
+	};
+
+	krwq_cq_enter(krwq_recv_cq(dqp), &wc, false);
+	krwq_qp_fail(dqp);
+}
+
+/*
+ * UD and UC on an SRQ: a message too long for the WQE taken.  Leaving the
+ * WQE would stall every QP of the SRQ behind it, so it completes in error
+ * (LOC_LEN_ERR), counted as a drop; the QP itself stays as it is.
+ */
+static bool krwq_dest_fits(struct krwq_qp *sqp, struct krwq_qp *dqp,
+			   struct krwq_taken *t, u32 need)
+{
+	struct ib_wc wc = {
+		.wr_id = t->wr_id,
+		.status = IB_WC_LOC_LEN_ERR,
+		.opcode = IB_WC_RECV,
+		.qp = &dqp->ibqp,
+	};
+
+	if (krwq_sge_total(sqp->r_sge, t->num_sge) >= need)
+		return true;
+	krwq_count(dqp->dev, KRWQ_STAT_RX_DROPPED, 1);
+	krwq_cq_enter(krwq_recv_cq(dqp), &wc, false);
+	return false;
+}
+
+static void krwq_dest_complete(struct krwq_qp *dqp, struct ib_wc *wc,
+			       bool solicited)
+{
+	wc->qp = &dqp->ibqp;
+	if (!krwq_cq_enter(krwq_recv_cq(dqp), wc, solicited))
+		krwq_qp_fail(dqp);
+}
+
+/*
+ * Takes a receive WQE of @dqp into sqp->r_sge; one that holds fewer than
+ * @need bytes is left where it is (UD and UC drop what does not fit).
+ * Return: the core's outcome; a KRWQ_TAKE_MALFORMED WQE is already
+ * completed in error.
+ */
+static enum krwq_take_outcome krwq_take(struct krwq_qp *sqp,
+					struct krwq_qp *dqp,
+					struct krwq_taken *t, u32 need)
+{
+	enum krwq_take_outcome ret;
+
+	t->sg_list = sqp->r_sge;
+	ret = krwq_rq_take_fitting(krwq_dest_ring(dqp), t, need);
+	trace_krwq_take(dqp, ret, t);
+	if (ret == KRWQ_TAKE_TOO_SMALL) {
+		krwq_count(dqp->dev, KRWQ_STAT_RX_DROPPED, 1);
+		return ret;
+	}
+	if (ret != KRWQ_TAKE_EMPTY)
+		krwq_count(dqp->dev, KRWQ_STAT_RX_TAKEN, 1);
+	if (t->flags & KRWQ_TAKEN_LIMIT_REACHED)
+		krwq_srq_limit_event(dqp->srq);
+	if (ret == KRWQ_TAKE_MALFORMED)
+		krwq_dest_error(dqp, t->wr_id, IB_WC_LOC_QP_OP_ERR);
+	return ret;
+}
+
+/*
+ * Puts @len bytes from @src into a receive WQE already taken into
+ * sqp->r_sge, after @skip bytes (a UD GRH, written from @grh if given).
+ * On failure the WQE completes in error and o->status says what the
+ * sender sees, or, if @dqp was reset meanwhile, o->lost is set and the
+ * WQE is gone without a completion.  Return: true on success.
+ */
+static bool krwq_fill_rwqe(struct krwq_qp *sqp, struct krwq_qp *dqp,
+			   struct krwq_taken *t, struct krwq_sge_cursor *src,
+			   u32 len, const void *grh, u32 skip,
+			   struct krwq_outcome *o)
+{
+	enum ib_wc_status *status = &o->status;
+	bool *lost = &o->lost;
+	struct krwq_sge_cursor dst;
+	int ret;
+
+	if (!krwq_get_mrs(dqp->dev, krwq_dest_pd(dqp), sqp->r_sge, t->num_sge,
+			  IB_ACCESS_LOCAL_WRITE, sqp->r_mrs)) {
+		krwq_dest_error(dqp, t->wr_id, IB_WC_LOC_PROT_ERR);
+		*status = IB_WC_REM_OP_ERR;
+		return false;
+	}
+	if ((u64)len + skip > krwq_sge_total(sqp->r_sge, t->num_sge)) {
+		krwq_put_mrs(sqp->r_mrs, t->num_sge);
+		krwq_dest_error(dqp, t->wr_id, IB_WC_LOC_LEN_ERR);
+		*status = IB_WC_REM_INV_REQ_ERR;
+		return false;
+	}
+	krwq_cursor_init(&dst, sqp->r_sge, t->num_sge, sqp->r_mrs);
+	ret = krwq_write(&dst, grh, skip);
+	if (!ret)
+		ret = krwq_run_copy(sqp, dqp, &dst, src, len);
+	krwq_put_mrs(sqp->r_mrs, t->num_sge);
+	if (!ret)
+		krwq_count(dqp->dev, KRWQ_STAT_LOOPBACK_BYTES, len);
+	if (ret == -ECANCELED)
+		*lost = true;	/* reset meanwhile: no WQE, no completion */
+	else if (WARN_ON_ONCE(ret)) {	/* lengths were checked above */
+		krwq_dest_error(dqp, t->wr_id, IB_WC_LOC_LEN_ERR);
+		*status = IB_WC_REM_INV_REQ_ERR;
+	}
+	return !ret;
+}
+
+/* --- RC and UC --------------------------------------------------------- */
+
+static void krwq_exec_send(struct krwq_qp *sqp, struct krwq_qp *dqp,
+			   struct krwq_swqe *w, struct krwq_outcome *o)
+{
+	enum krwq_take_outcome taken;
+	struct krwq_sge_cursor src;
+	struct krwq_taken t;
+	struct ib_wc wc = {};
+	bool uc;
+
+	if (!krwq_src_get(sqp, w, 0)) {
+		o->status = IB_WC_LOC_PROT_ERR;
+		return;
+	}
+	/*
+	 * UC drops a message too long for the receive and keeps the WQE,
+	 * unless it is an SRQ's (krwq_dest_fits())
+	 */
+	uc = sqp->ibqp.qp_type == IB_QPT_UC;
+	taken = krwq_take(sqp, dqp, &t, uc && !dqp->srq ? w->length : 0);
+	if (taken == KRWQ_TAKE_EMPTY) {
+		/* UC drops the message; RC is told to come back later */
+		o->rnr = sqp->ibqp.qp_type == IB_QPT_RC;
+		o->min_rnr_timer = dqp->attr.min_rnr_timer;
+		goto out;
+	}
+	if (taken == KRWQ_TAKE_TOO_SMALL)
+		goto out;
+	if (taken == KRWQ_TAKE_MALFORMED) {
+		o->status = IB_WC_REM_OP_ERR;
+		goto out;
+	}
+	if (uc && !krwq_dest_fits(sqp, dqp, &t, w->length))
+		goto out;
+	krwq_src_cursor(sqp, w, &src);
+	if (!krwq_fill_rwqe(sqp, dqp, &t, &src, w->length, NULL, 0, o))
+		goto out;
+	/* remote invalidation: a fast-registration region of the receiver's */
+	if (w->opcode == IB_WR_SEND_WITH_INV) {
+		if (krwq_mr_invalidate(dqp->dev, dqp->ibqp.pd, w->rkey,
+				       w->send_flags & IB_SEND_INLINE ?
+				       NULL : sqp->s_mrs, w->num_sge)) {
+			krwq_dest_error(dqp, t.wr_id, IB_WC_LOC_PROT_ERR);
+			o->status = IB_WC_REM_INV_REQ_ERR;
+			goto out;
+		}
+		wc.wc_flags = IB_WC_WITH_INVALIDATE;
+		wc.ex.invalidate_rkey = w->rkey;
+	}
+
+	wc.wr_id = t.wr_id;
+	wc.opcode = IB_WC_RECV;
+	wc.byte_len = w->length;
+	wc.src_qp = sqp->ibqp.qp_num;
+	wc.slid = sqp->dev->lid;
+	wc.sl = rdma_ah_get_sl(&sqp->attr.ah_attr);
+	if (w->opcode == IB_WR_SEND_WITH_IMM) {
+		wc.wc_flags = IB_WC_WITH_IMM;
+		wc.ex.imm_data = w->imm_data;
+	}
+	krwq_dest_complete(dqp, &wc, w->send_flags & IB_SEND_SOLICITED);
+out:
+	krwq_src_put(sqp, w);
+}
+
+/* RDMA WRITE and READ: the peer's memory through its rkey. */
+static void krwq_exec_rdma(struct krwq_qp *sqp, struct krwq_qp *dqp,
+			   struct krwq_swqe *w, struct krwq_outcome *o)
+{
+	bool read = w->opcode == IB_WR_RDMA_READ;
+	int remote = read ? IB_ACCESS_REMOTE_READ : IB_ACCESS_REMOTE_WRITE;
+	struct ib_sge rsge = {
+		.addr = w->remote_addr, .length = w->length, .lkey = w->rkey,
+	};
+	enum krwq_take_outcome taken;
+	struct krwq_sge_cursor local, peer;
+	struct krwq_mr *rmr = NULL;
+	struct krwq_taken t;
+	struct ib_wc wc = {};
+	int ret;
+
+	if (!krwq_src_get(sqp, w, read ? IB_ACCESS_LOCAL_WRITE : 0)) {
+		o->status = IB_WC_LOC_PROT_ERR;
+		return;
+	}
+	if (w->length && (dqp->attr.qp_access_flags & remote))
+		rmr = krwq_mr_get(dqp->dev, dqp->ibqp.pd, w->rkey, remote,
+				  w->remote_addr, w->length);
+	/* UC: a write the responder may not make is dropped there */
+	if (w->length && !rmr && sqp->ibqp.qp_type == IB_QPT_UC) {
+		krwq_count(dqp->dev, KRWQ_STAT_RX_DROPPED, 1);
+		goto out;
+	}
+	if (w->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
+		taken = krwq_take(sqp, dqp, &t, 0);
+		if (taken != KRWQ_TAKE_TAKEN) {
+			o->rnr = taken == KRWQ_TAKE_EMPTY &&
+				 sqp->ibqp.qp_type == IB_QPT_RC;
+			o->min_rnr_timer = dqp->attr.min_rnr_timer;
+			if (taken == KRWQ_TAKE_MALFORMED)
+				o->status = IB_WC_REM_OP_ERR;
+			goto out;
+		}
+	}
+	if (w->length) {
+		if (!rmr) {
+			o->status = IB_WC_REM_ACCESS_ERR;
+			if (w->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+				krwq_dest_error(dqp, t.wr_id, IB_WC_LOC_PROT_ERR);
+			else
+				krwq_qp_fail(dqp);
+			goto out;
+		}
+		krwq_src_cursor(sqp, w, &local);
+		krwq_cursor_init(&peer, &rsge, 1, &rmr);
+		ret = read ? krwq_run_copy(sqp, dqp, &local, &peer, w->length) :
+			     krwq_run_copy(sqp, dqp, &peer, &local, w->length);
+		krwq_mr_put(rmr);
+		rmr = NULL;
+		if (!ret)
+			krwq_count(dqp->dev, KRWQ_STAT_LOOPBACK_BYTES, w->length);
+		if (ret == -ECANCELED) {
+			o->lost = true;	/* the responder was reset meanwhile */
+			goto out;
+		}
+		if (WARN_ON_ONCE(ret)) {
+			o->status = IB_WC_LOC_LEN_ERR;
+			goto out;
+		}
+	}
+	if (w->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
+		wc.wr_id = t.wr_id;
+		wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
+		wc.byte_len = w->length;
+		wc.wc_flags = IB_WC_WITH_IMM;
+		wc.ex.imm_data = w->imm_data;
+		wc.src_qp = sqp->ibqp.qp_num;
+		wc.slid = sqp->dev->lid;
+		krwq_dest_complete(dqp, &wc, w->send_flags & IB_SEND_SOLICITED);
+	}
+out:
+	if (rmr)
+		krwq_mr_put(rmr);	/* looked up, never copied through */
+	krwq_src_put(sqp, w);
+}
+
+/*
+ * Compare-and-swap and fetch-and-add on 8 aligned bytes of the peer's
+ * memory; the value before lands in the sender's 8-byte buffer.
+ */
+static void krwq_exec_atomic(struct krwq_qp *sqp, struct krwq_qp *dqp,
+			     struct krwq_swqe *w, struct krwq_outcome *o)
+{
+	struct krwq_sge_cursor local;
+	struct krwq_mr *rmr = NULL;
+	u64 orig;
+	int ret;
+
+	if (!krwq_get_mrs(sqp->dev, sqp->ibqp.pd, w->sg_list, w->num_sge,
+			  IB_ACCESS_LOCAL_WRITE, sqp->s_mrs)) {
+		o->status = IB_WC_LOC_PROT_ERR;
+		return;
+	}
+	/* a misaligned target is an invalid request (IB 9.4.5) */
+	if (!IS_ALIGNED(w->remote_addr, sizeof(u64))) {
+		o->status = IB_WC_REM_INV_REQ_ERR;
+		krwq_qp_fail(dqp);
+		goto out;
+	}
+	if (dqp->attr.qp_access_flags & IB_ACCESS_REMOTE_ATOMIC)
+		rmr = krwq_mr_get(dqp->dev, dqp->ibqp.pd, w->rkey,
+				  IB_ACCESS_REMOTE_ATOMIC, w->remote_addr,
+				  sizeof(u64));
+	if (!rmr) {
+		o->status = IB_WC_REM_ACCESS_ERR;
+		krwq_qp_fail(dqp);
+		goto out;
+	}
+	ret = krwq_mr_atomic(rmr, w->remote_addr,
+			     w->opcode == IB_WR_ATOMIC_CMP_AND_SWP,
+			     w->atomic.compare_add, w->atomic.swap, &orig);
+	krwq_mr_put(rmr);
+	if (ret) {
+		o->status = IB_WC_REM_INV_REQ_ERR;
+		krwq_qp_fail(dqp);
+		goto out;
+	}
+	krwq_cursor_init(&local, w->sg_list, w->num_sge, sqp->s_mrs);
+	if (WARN_ON_ONCE(krwq_write(&local, &orig, sizeof(orig))))
+		o->status = IB_WC_LOC_LEN_ERR;	/* the length was checked */
+out:
+	krwq_put_mrs(sqp->s_mrs, w->num_sge);
+}
+
+/*
+ * QP @qpn of the device fabric id @dest names, with a reference, when both
+ * the sender's port and the destination's carry traffic; else NULL, as
+ * for a destination that does not exist.  The destination's port is
+ * looked at only once its QP is held: that keeps its netdev held too.
+ */
+static struct krwq_qp *krwq_dest_qp_get(struct krwq_qp *sqp, u32 dest,
+					u32 qpn)
+{
+	struct krwq_dev *ddev;
+	struct krwq_qp *dqp = NULL;
+
+	if (!krwq_port_active(sqp->dev))
+		return NULL;
+	rcu_read_lock();
+	ddev = krwq_fabric_dev_rcu(dest);
+	if (ddev)
+		dqp = krwq_qp_get(ddev, qpn);
+	rcu_read_unlock();
+	if (dqp && !krwq_port_active(dqp->dev)) {
+		krwq_qp_put(dqp);
+		dqp = NULL;
+	}
+	return dqp;
+}
+
+/*
+ * Only the QP this one is connected to, and that is connected back to it,
+ * receives: its path leads to the sender's device and its destination QP
+ * is the sender.  The caller found @dqp through the sender's path and
+ * holds dqp->r_lock, under which the destination's attributes are written.
+ */
+static bool krwq_is_peer(struct krwq_qp *sqp, struct krwq_qp *dqp)
+{
+	lockdep_assert_held(&dqp->r_lock);
+	return dqp->ibqp.qp_type == sqp->ibqp.qp_type &&
+	       dqp->attr.dest_qp_num == sqp->ibqp.qp_num &&
+	       dqp->route.dest == sqp->dev->fabric_id;
+}
+
+/**
+ * krwq_exec_connected() - execute an RC or UC send WQE against the QP the
+ * sender is connected to, under that QP's r_lock.
+ * @sqp: the sender; the caller holds its s_lock, in a run (sqp->run).
+ * @w: the WQE at sq_tail.
+ * @o: what it came to, for the sender.
+ */
+void krwq_exec_connected(struct krwq_qp *sqp, struct krwq_swqe *w,
+			 struct krwq_outcome *o)
+{
+	struct krwq_qp *dqp;
+	bool answered = false;
+
+	dqp = krwq_dest_qp_get(sqp, sqp->route.dest, sqp->attr.dest_qp_num);
+	if (dqp) {
+		spin_lock(&dqp->r_lock);
+		if (krwq_is_peer(sqp, dqp) && krwq_can_receive(dqp)) {
+			if (krwq_is_send(w->opcode))
+				krwq_exec_send(sqp, dqp, w, o);
+			else if (krwq_is_atomic(w->opcode))
+				krwq_exec_atomic(sqp, dqp, w, o);
+			else
+				krwq_exec_rdma(sqp, dqp, w, o);
+			/* a responder reset mid-message never answered */
+			answered = !o->lost;
+		}
+		krwq_run_dest_done(sqp, dqp);
+		spin_unlock(&dqp->r_lock);
+		krwq_qp_put(dqp);
+	}
+	if (sqp->ibqp.qp_type == IB_QPT_RC) {
+		/* nobody answers: RC waits for its ACK timer and retries */
+		o->no_ack = !answered;
+	} else if (!answered || o->status == IB_WC_REM_OP_ERR ||
+		   o->status == IB_WC_REM_INV_REQ_ERR ||
+		   o->status == IB_WC_REM_ACCESS_ERR) {
+		/*
+		 * UC has no acknowledgments: a lost message or the
+		 * responder's error stays on the responder's side
+		 */
+		o->status = IB_WC_SUCCESS;
+	}
+}
+
+/* --- UD ---------------------------------------------------------------- */
+
+/*
+ * The 40 bytes a UD receive starts with: an IB GRH (InfiniBand mode and
+ * RoCE v1), an IPv6 header (RoCE v2 over IPv6), or an IPv4 header in the
+ * last 20 (RoCE v2 over IPv4), as the network would have carried them.
+ */
+static void krwq_make_net_hdr(const struct krwq_swqe *w,
+			      union rdma_network_hdr *hdr)
+{
+	const struct ib_global_route *g = rdma_ah_read_grh(&w->ah);
+	u32 roce_len = IB_BTH_BYTES + IB_DETH_BYTES + w->length + IB_ICRC_BYTES;
+	struct ib_grh *grh = &hdr->ibgrh;
+	struct iphdr *ip = &hdr->roce4grh;
+
+	memset(hdr, 0, sizeof(*hdr));
+	if (w->route.net_type == RDMA_NETWORK_IPV4) {
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->tos = g->traffic_class;
+		ip->tot_len = htons(sizeof(*ip) + IB_UDP_BYTES + roce_len);
+		ip->frag_off = htons(IP_DF);
+		ip->ttl = g->hop_limit;
+		ip->protocol = IPPROTO_UDP;
+		/* the addresses are the IPv4-mapped GIDs' last four bytes */
+		memcpy(&ip->saddr, &w->route.sgid.raw[12], sizeof(ip->saddr));
+		memcpy(&ip->daddr, &g->dgid.raw[12], sizeof(ip->daddr));
+		ip->check = ip_fast_csum(ip, ip->ihl);
+		return;
+	}
+	grh->version_tclass_flow = cpu_to_be32((6U << 28) |
+					       ((u32)g->traffic_class << 20) |
+					       (g->flow_label & 0xfffff));
+	if (w->route.net_type == RDMA_NETWORK_IPV6) {
+		grh->paylen = cpu_to_be16(IB_UDP_BYTES + roce_len);
+		grh->next_hdr = IPPROTO_UDP;
+	} else {
+		grh->paylen = cpu_to_be16(w->length);
+		grh->next_hdr = IB_GRH_NEXT_HDR;
+	}
+	grh->hop_limit = g->hop_limit;
+	grh->sgid = w->route.sgid;
+	grh->dgid = g->dgid;
+}
+
+/**
+ * krwq_exec_ud() - deliver a UD send WQE to the QP its address vector and
+ * QP number name, under that QP's r_lock; a datagram to nobody, or one
+ * the destination refuses, is dropped.
+ * @sqp: the sender; the caller holds its s_lock, in a run (sqp->run).
+ * @w: the WQE at sq_tail.
+ * @o: what it came to, for the sender.
+ */
+void krwq_exec_ud(struct krwq_qp *sqp, struct krwq_swqe *w,
+		  struct krwq_outcome *o)
+{
+	bool has_grh = rdma_ah_get_ah_flags(&w->ah) & IB_AH_GRH;
+	union rdma_network_hdr hdr;
+	struct krwq_sge_cursor src;
+	enum krwq_take_outcome taken;
+	struct krwq_qp *dqp;
+	struct krwq_taken t;
+	struct ib_wc wc = {};
+	u32 qkey, need;
+
+	/* a datagram to nowhere is dropped */
+	dqp = krwq_dest_qp_get(sqp, w->route.dest, w->remote_qpn);
+	if (!dqp) {
+		krwq_count(sqp->dev, KRWQ_STAT_UD_DROPPED, 1);
+		return;
+	}
+	spin_lock(&dqp->r_lock);
+	/* a Q_Key with the high bit set means the sender's own (IB 10.2.5) */
+	qkey = (int)w->remote_qkey < 0 ? sqp->attr.qkey : w->remote_qkey;
+	if (!krwq_qp_is_ud(dqp) || qkey != dqp->attr.qkey ||
+	    !krwq_can_receive(dqp))
+		goto drop;
+	if (!krwq_src_get(sqp, w, 0)) {
+		o->status = IB_WC_LOC_PROT_ERR;
+		goto out;
+	}
+	/*
+	 * too long for the receive: dropped, the WQE kept (or completed in
+	 * error on an SRQ), the QP in RTS
+	 */
+	need = w->length + KRWQ_UD_GRH_BYTES;
+	taken = krwq_take(sqp, dqp, &t, dqp->srq ? 0 : need);
+	if (taken != KRWQ_TAKE_TAKEN) {
+		krwq_src_put(sqp, w);
+		if (taken == KRWQ_TAKE_TOO_SMALL)
+			goto out;
+		goto drop;
+	}
+	if (!krwq_dest_fits(sqp, dqp, &t, need))
+		goto out_mrs;
+	if (has_grh)
+		krwq_make_net_hdr(w, &hdr);
+	krwq_src_cursor(sqp, w, &src);
+	if (!krwq_fill_rwqe(sqp, dqp, &t, &src, w->length,
+			    has_grh ? &hdr : NULL, KRWQ_UD_GRH_BYTES, o)) {
+		o->status = IB_WC_SUCCESS;	/* the sender never knows */
+		goto out_mrs;
+	}
+	wc.wr_id = t.wr_id;
+	wc.opcode = IB_WC_RECV;
+	wc.byte_len = w->length + KRWQ_UD_GRH_BYTES;
+	wc.src_qp = sqp->ibqp.qp_num;
+	wc.slid = sqp->dev->lid;
+	wc.sl = rdma_ah_get_sl(&w->ah);
+	wc.port_num = 1;
+	wc.wc_flags = has_grh ? IB_WC_GRH : 0;
+	/* kernel consumers (the CM among them) learn the header's kind */
+	if (has_grh && !dqp->ibqp.uobject) {
+		wc.wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+		wc.network_hdr_type = w->route.net_type;
+	}
+	if (w->opcode == IB_WR_SEND_WITH_IMM) {
+		wc.wc_flags |= IB_WC_WITH_IMM;
+		wc.ex.imm_data = w->imm_data;
+	}
+	krwq_dest_complete(dqp, &wc, w->send_flags & IB_SEND_SOLICITED);
+out_mrs:
+	krwq_src_put(sqp, w);
+out:
+	krwq_run_dest_done(sqp, dqp);
+	spin_unlock(&dqp->r_lock);
+	krwq_qp_put(dqp);
+	return;
+drop:
+	krwq_count(dqp->dev, KRWQ_STAT_UD_DROPPED, 1);
+	goto out;
+}

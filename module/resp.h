@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * resp.h - what the requester (send.c) and the responder (resp.c) share:
+ * one run of a send queue, what executing one send WQE came to, and the
+ * calls send.c makes into the responder; and the receive side's flush,
+ * which qp.c uses too.  Private to those three files.
+ */
+#ifndef KRWQ_RESP_H
+#define KRWQ_RESP_H
+
+#include <linux/compiler_types.h>
+#include <linux/sizes.h>
+#include <linux/types.h>
+#include <rdma/ib_verbs.h>
+
+struct krwq_qp;
+struct krwq_swqe;
+
+/*
+ * A run lets interrupts in (drops its locks and takes them again) each
+ * time it has copied KRWQ_IRQOFF_BYTES since it last did, in the middle
+ * of a message if need be, so no interrupts-off section of a run copies
+ * more than that.  Each WQE is charged KRWQ_WQE_COST on top of its
+ * payload, for its take, look-ups and completions.
+ */
+#define KRWQ_IRQOFF_BYTES	SZ_16K
+#define KRWQ_WQE_COST		SZ_1K
+
+/*
+ * One run of a send queue (krwq_sq_run()), reached from the QP as
+ * qp->run while it lasts.
+ * @flags: the interrupt state its caller saved when it took s_lock.
+ * @section: bytes copied or charged since interrupts were last let in.
+ * @busy_dqp: the destination whose r_busy this run raised, or NULL.
+ */
+struct krwq_run {
+	unsigned long *flags;
+	u32 section;
+	struct krwq_qp *busy_dqp;
+};
+
+/* What executing one send WQE came to. */
+struct krwq_outcome {
+	enum ib_wc_status status;	/* for the sender */
+	bool rnr;			/* no receive WQE: retry later */
+	u8 min_rnr_timer;		/* the responder's, when rnr */
+	bool no_ack;			/* RC, nobody answered: retry later */
+	bool lost;			/* the destination was reset mid-copy */
+};
+
+static inline bool krwq_is_atomic(enum ib_wr_opcode op)
+{
+	return op == IB_WR_ATOMIC_CMP_AND_SWP || op == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static inline bool krwq_is_send(enum ib_wr_opcode op)
+{
+	return op == IB_WR_SEND || op == IB_WR_SEND_WITH_IMM ||
+	       op == IB_WR_SEND_WITH_INV;
+}
+
+void krwq_rq_flushed(void *ctx, unsigned long long wr_id);
+void krwq_qp_recv_flush_locked(struct krwq_qp *qp);
+void krwq_run_let_irqs_in(struct krwq_qp *sqp) __must_hold(&sqp->s_lock);
+void krwq_exec_connected(struct krwq_qp *sqp, struct krwq_swqe *w,
+			 struct krwq_outcome *o);
+void krwq_exec_ud(struct krwq_qp *sqp, struct krwq_swqe *w,
+		  struct krwq_outcome *o);
+
+#endif /* KRWQ_RESP_H */
