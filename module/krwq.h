@@ -18,9 +18,10 @@
  * flush sink runs under them and may take a cq->lock, nothing before it.
  * qp->s_lock serialises a QP's send queue and its state changes; its
  * r_lock serialises the responder side: a delivery into the QP holds it
- * from the state check through the receive completion, and a state
- * change takes it too, so a receive in progress is finished before a
- * flush or reset and nothing lands after a drain.  A send is delivered in
+ * from the state check through the receive completion (a long one lets
+ * it go between 16 KiB pieces, below), and a state change takes it too,
+ * so a receive in progress is finished before the receive flush and
+ * nothing lands after a receive drain.  A send is delivered in
  * the context that posted it (or the RNR retry work) holding the sender's
  * s_lock and the destination's r_lock, never the destination's s_lock, so
  * no two s_locks (and no two r_locks) are ever held together.  What the
@@ -33,8 +34,12 @@
  * order (resp.c, "letting interrupts in").  What the locks would have
  * kept meanwhile is kept by state instead: the sender's sq_running (a
  * RESET of the sender waits for it), the destination's r_busy (its move
- * to ERR leaves the receive flush to the delivery, so nothing lands after
- * a drain) and r_gen (a RESET of the destination abandons the delivery).
+ * to ERR leaves the receive flush, or an SRQ QP's LAST_WQE_REACHED, to
+ * the delivery, so nothing lands after a receive drain) and r_gen (a
+ * RESET of the destination abandons the delivery; an SRQ's WQE then
+ * completes flushed).  A drain of the destination's send queue alone does
+ * not wait for such a delivery; destroying the QP does (the sender holds
+ * a reference).
  *
  * Two sleeping locks sit outside all of these: an SRQ's resize_mutex is
  * taken before its ring locks, and a mapped ring's entry mutex (mmap.c)
@@ -328,7 +333,7 @@ struct krwq_qp {
 	 * in; a RESET waits until it is over.  Under s_lock.
 	 */
 	bool sq_running;
-	u8 sq_run_waiters;	/* modify_qp/destroy_qp waiting for its end */
+	unsigned int sq_run_waiters;	/* modify/destroy waiting for its end */
 	struct krwq_run *run;	/* that run's state, while sq_running */
 	atomic_t comm_est_sent;
 
@@ -341,7 +346,7 @@ struct krwq_qp {
 	struct krwq_route route;	/* of attr.ah_attr (RC, UC) */
 	int attr_mask_seen;
 
-	/* scratch for the send being executed, under s_lock */
+	/* scratch for the send being executed: the run's (sq_running) */
 	struct ib_sge r_sge[KRWQ_MAX_SGE];	/* the receive WQE taken */
 	struct krwq_mr *r_mrs[KRWQ_MAX_SGE];	/* its regions */
 	struct krwq_mr *s_mrs[KRWQ_MAX_SGE];	/* the send's own regions */

@@ -193,13 +193,14 @@ static void krwq_src_cursor(struct krwq_qp *sqp, struct krwq_swqe *w,
  *
  * Meanwhile the run keeps the send queue (sq_running).
  *
- * Only hard interrupts come in.  Bottom halves stay disabled, and with
- * them preemption, so that nothing else runs on this CPU meanwhile that
- * could wait for what the run holds (an invalidation spins until the
- * copies through its region end).  They are enabled again with the lock
- * held, hence _local_bh_enable(): softirqs raised meanwhile run at the
- * next opportunity, not here.  A caller that itself holds interrupts off
- * gains nothing from this, and the lock stays held.
+ * Only hard interrupts come in.  Bottom halves are disabled before the
+ * first window (and with them preemption) and stay so until the run's
+ * caller has released s_lock (run->bh_off), so that nothing else runs on
+ * this CPU meanwhile that could wait for what the run holds (an
+ * invalidation spins until the copies through its region end); softirqs
+ * raised meanwhile run when the caller enables them again.  A caller that
+ * itself holds interrupts off gains nothing from this, and the lock stays
+ * held.
  */
 void krwq_run_let_irqs_in(struct krwq_qp *sqp)
 	__must_hold(&sqp->s_lock)
@@ -210,18 +211,21 @@ void krwq_run_let_irqs_in(struct krwq_qp *sqp)
 	run->section = 0;
 	if (irqs_disabled_flags(*run->flags))
 		return;
-	local_bh_disable();
+	if (!*run->bh_off) {
+		local_bh_disable();
+		*run->bh_off = true;
+	}
 	spin_unlock_irqrestore(&sqp->s_lock, *run->flags);
 	spin_lock_irqsave(&sqp->s_lock, *run->flags);
-	_local_bh_enable();
 }
 
 /*
  * krwq_run_let_irqs_in() in the middle of a delivery into @dqp: its
  * r_lock is dropped too (first, and taken again last), and its receive
- * flush waits meanwhile (r_busy, until krwq_run_dest_done()).
+ * flush waits meanwhile (r_busy, until krwq_run_dest_done()).  Nothing is
+ * dropped for a caller that holds interrupts off itself.
  * Return: 0, or -ECANCELED if @dqp was reset meanwhile: the delivery is
- * abandoned, its WQE gone with the rest.
+ * abandoned (krwq_fill_rwqe() says what becomes of its WQE).
  */
 static int krwq_run_window(struct krwq_qp *sqp, struct krwq_qp *dqp)
 	__must_hold(&sqp->s_lock) __must_hold(&dqp->r_lock)
@@ -230,6 +234,10 @@ static int krwq_run_window(struct krwq_qp *sqp, struct krwq_qp *dqp)
 	u32 gen = dqp->r_gen;
 
 	lockdep_assert_held(&dqp->r_lock);
+	if (irqs_disabled_flags(*run->flags)) {
+		run->section = 0;
+		return 0;
+	}
 	if (!run->busy_dqp) {
 		run->busy_dqp = dqp;
 		dqp->r_busy++;
@@ -246,6 +254,7 @@ static int krwq_run_window(struct krwq_qp *sqp, struct krwq_qp *dqp)
  * flush the move left to the last such delivery happens now.
  */
 static void krwq_run_dest_done(struct krwq_qp *sqp, struct krwq_qp *dqp)
+	__must_hold(&dqp->r_lock)
 {
 	struct krwq_run *run = sqp->run;
 
@@ -271,6 +280,16 @@ static int krwq_run_copy(struct krwq_qp *sqp, struct krwq_qp *dqp,
 {
 	struct krwq_run *run = sqp->run;
 
+	/*
+	 * A datagram (at most an MTU) is copied whole: with its WQE taken
+	 * and the r_lock dropped, another sender could complete the next
+	 * WQE of the same ring first.  The run let interrupts in before it
+	 * if it would not have fitted (krwq_sq_run()).
+	 */
+	if (krwq_qp_is_ud(dqp)) {
+		run->section += len;
+		return krwq_copy(dst, src, len);
+	}
 	while (len) {
 		u32 n;
 		int ret;
@@ -395,7 +414,9 @@ static enum krwq_take_outcome krwq_take(struct krwq_qp *sqp,
  * sqp->r_sge, after @skip bytes (a UD GRH, written from @grh if given).
  * On failure the WQE completes in error and o->status says what the
  * sender sees, or, if @dqp was reset meanwhile, o->lost is set and the
- * WQE is gone without a completion.  Return: true on success.
+ * WQE is gone without a completion (a QP's own, discarded with its ring)
+ * or completes flushed (an SRQ's, which a reset does not discard).
+ * Return: true on success.
  */
 static bool krwq_fill_rwqe(struct krwq_qp *sqp, struct krwq_qp *dqp,
 			   struct krwq_taken *t, struct krwq_sge_cursor *src,
@@ -426,9 +447,15 @@ static bool krwq_fill_rwqe(struct krwq_qp *sqp, struct krwq_qp *dqp,
 	krwq_put_mrs(sqp->r_mrs, t->num_sge);
 	if (!ret)
 		krwq_count(dqp->dev, KRWQ_STAT_LOOPBACK_BYTES, len);
-	if (ret == -ECANCELED)
-		*lost = true;	/* reset meanwhile: no WQE, no completion */
-	else if (WARN_ON_ONCE(ret)) {	/* lengths were checked above */
+	if (ret == -ECANCELED) {
+		/*
+		 * reset meanwhile: a QP's own WQE went with its ring; an
+		 * SRQ's survives the reset, and goes back to the consumer
+		 */
+		if (dqp->srq)
+			krwq_rq_flushed(dqp, t->wr_id);
+		*lost = true;
+	} else if (WARN_ON_ONCE(ret)) {	/* lengths were checked above */
 		krwq_dest_error(dqp, t->wr_id, IB_WC_LOC_LEN_ERR);
 		*status = IB_WC_REM_INV_REQ_ERR;
 	}
@@ -558,7 +585,10 @@ static void krwq_exec_rdma(struct krwq_qp *sqp, struct krwq_qp *dqp,
 		if (!ret)
 			krwq_count(dqp->dev, KRWQ_STAT_LOOPBACK_BYTES, w->length);
 		if (ret == -ECANCELED) {
-			o->lost = true;	/* the responder was reset meanwhile */
+			/* the responder was reset meanwhile (krwq_fill_rwqe()) */
+			if (w->opcode == IB_WR_RDMA_WRITE_WITH_IMM && dqp->srq)
+				krwq_rq_flushed(dqp, t.wr_id);
+			o->lost = true;
 			goto out;
 		}
 		if (WARN_ON_ONCE(ret)) {

@@ -30,11 +30,14 @@ struct krwq_swqe;
  * One run of a send queue (krwq_sq_run()), reached from the QP as
  * qp->run while it lasts.
  * @flags: the interrupt state its caller saved when it took s_lock.
+ * @bh_off: set when the run disabled bottom halves for its first window;
+ *          its caller enables them again once s_lock is released.
  * @section: bytes copied or charged since interrupts were last let in.
  * @busy_dqp: the destination whose r_busy this run raised, or NULL.
  */
 struct krwq_run {
 	unsigned long *flags;
+	bool *bh_off;
 	u32 section;
 	struct krwq_qp *busy_dqp;
 };

@@ -408,6 +408,9 @@ static bool krwq_sq_retry_later(struct krwq_qp *qp,
  * @qp: the QP; the caller holds qp->s_lock, taken with
  *      spin_lock_irqsave(&qp->s_lock, *@flags), and nothing else.
  * @flags: what that spin_lock_irqsave() saved.
+ * @bh_off: the caller's, false: set if the run disabled bottom halves
+ *          (krwq_run_let_irqs_in()); the caller then enables them once
+ *          it has released s_lock.
  *
  * Stops when the queue is empty, the QP leaves RTS, an RC send must wait
  * to be retried (an RNR NAK or no answer; sq_timer resumes it), or the
@@ -420,15 +423,16 @@ static bool krwq_sq_retry_later(struct krwq_qp *qp,
  * asked for while it runs (a move to ERR) happen at its end, after the
  * completion of the WQE it was executing.
  */
-static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags)
+static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags,
+			bool *bh_off)
 {
-	struct krwq_run run = { .flags = flags };
+	struct krwq_run run = { .flags = flags, .bh_off = bh_off };
 	u32 wrs = 0, bytes = 0;
 
 	lockdep_assert_held(&qp->s_lock);
 	if (qp->sq_running)
 		return;
-	qp->sq_running = true;
+	WRITE_ONCE(qp->sq_running, true);
 	qp->run = &run;
 	while (qp->sq_tail != qp->sq_head &&
 	       (krwq_state_ops(qp->state) & KRWQ_RUN_SEND) && !qp->sq_waiting) {
@@ -439,7 +443,13 @@ static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags)
 			queue_work(krwq_wq, &qp->send_work);
 			break;
 		}
-		if (run.section >= KRWQ_IRQOFF_BYTES) {
+		/*
+		 * interrupts in before a WQE whose start would not fit the
+		 * section (a datagram is copied whole, krwq_run_copy())
+		 */
+		if (run.section &&
+		    run.section + KRWQ_WQE_COST +
+		    min_t(u32, w->length, KRWQ_IRQOFF_BYTES) > KRWQ_IRQOFF_BYTES) {
 			krwq_run_let_irqs_in(qp);
 			continue;	/* the QP may have left RTS */
 		}
@@ -510,10 +520,13 @@ void krwq_send_work(struct work_struct *work)
 {
 	struct krwq_qp *qp = container_of(work, struct krwq_qp, send_work);
 	unsigned long flags;
+	bool bh_off = false;
 
 	spin_lock_irqsave(&qp->s_lock, flags);
-	krwq_sq_run(qp, &flags);
+	krwq_sq_run(qp, &flags, &bh_off);
 	spin_unlock_irqrestore(&qp->s_lock, flags);
+	if (bh_off)
+		local_bh_enable();
 }
 
 /* Whether a send WR may be posted now (in ERR it is flushed at once). */
@@ -545,6 +558,7 @@ int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	u8 *staged = NULL;
 	const u8 *next_staged;
 	unsigned long flags;
+	bool bh_off = false;
 	u32 copied = 0;
 	int ret = 0;
 
@@ -593,11 +607,13 @@ int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (krwq_state_ops(qp->state) & KRWQ_FLUSH_SEND)
 		krwq_sq_flush_locked(qp);
 	else
-		krwq_sq_run(qp, &flags);
+		krwq_sq_run(qp, &flags, &bh_off);
 out:
 	if (ret)
 		*bad_wr = wr;
 	spin_unlock_irqrestore(&qp->s_lock, flags);
+	if (bh_off)
+		local_bh_enable();	/* softirqs raised meanwhile run here */
 	kvfree(staged);
 	return ret;
 }
