@@ -2081,6 +2081,36 @@ static int vt_big_send_fn(void *arg)
 }
 
 /*
+ * Posts a receive of b->len bytes on b and starts a kthread sending that
+ * many from a; returns the receive buffer once the copy into it has begun
+ * (or skips the case when there is no memory for the buffers).
+ */
+static u8 *vt_big_send_begun(struct kunit *t, struct vt_big_send *b)
+{
+	struct vt *v = b->v;
+	struct task_struct *task;
+	unsigned long end;
+	bool begun = false;
+	u8 *dst;
+
+	if (!vt_big_bufs(v, b->len))
+		kunit_skip(t, "no memory for two %u-byte buffers", b->len);
+	dst = v->big_dst;
+	b->src = v->big_src;
+	init_completion(&b->done);
+	KUNIT_ASSERT_EQ(t, vt_post_recv(v, v->b, 1, dst, b->len), 0);
+	task = kthread_run(vt_big_send_fn, b, "vt_big_send");
+	KUNIT_ASSERT_FALSE(t, IS_ERR(task));
+	end = jiffies + 2 * HZ;
+	while (!begun && time_before(jiffies, end)) {
+		begun = READ_ONCE(dst[0]) != 0;
+		usleep_range(20, 50);
+	}
+	KUNIT_EXPECT_TRUE(t, begun);
+	return dst;
+}
+
+/*
  * A move to ERR that arrives while a long receive is being copied (the
  * sender letting interrupts in between pieces) leaves the receive flush
  * to the end of that copy: the receive completes first, whole, and a
@@ -2093,29 +2123,12 @@ static void vt_drain_waits_for_long_copy(struct kunit *t)
 	struct vt *v = t->priv;
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	struct vt_big_send b = { .v = v, .len = len };
-	struct task_struct *task;
-	unsigned long end;
 	struct ib_wc wc[2];
-	bool begun = false, ended;
-	u8 *src, *dst;
+	bool ended;
+	u8 *dst;
 
-	if (!vt_big_bufs(v, len))
-		kunit_skip(t, "no memory for two %u-byte buffers", len);
-	src = v->big_src;
-	dst = v->big_dst;
-	memset(dst, 0, len);
-	b.src = src;
-	init_completion(&b.done);
-	KUNIT_ASSERT_EQ(t, vt_post_recv(v, v->b, 1, dst, len), 0);
-	task = kthread_run(vt_big_send_fn, &b, "vt_big_send");
-	KUNIT_ASSERT_FALSE(t, IS_ERR(task));
 	/* into ERR once the copy has begun, while it still runs */
-	end = jiffies + 2 * HZ;
-	while (!begun && time_before(jiffies, end)) {
-		begun = READ_ONCE(dst[0]) != 0;
-		usleep_range(20, 50);
-	}
-	KUNIT_EXPECT_TRUE(t, begun);
+	dst = vt_big_send_begun(t, &b);
 	KUNIT_EXPECT_EQ(t, ib_modify_qp(v->b, &attr, IB_QP_STATE), 0);
 	ended = READ_ONCE(dst[len - 1]) != 0;
 	KUNIT_EXPECT_EQ(t, vt_post_recv(v, v->b, 2, v->bbuf, 64), 0);
@@ -2144,28 +2157,10 @@ static void vt_reset_during_long_copy(struct kunit *t)
 	struct vt *v = t->priv;
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
 	struct vt_big_send b = { .v = v, .len = len };
-	struct task_struct *task;
-	unsigned long end;
 	struct ib_wc wc;
-	bool begun = false;
-	u8 *src, *dst;
+	u8 *dst;
 
-	if (!vt_big_bufs(v, len))
-		kunit_skip(t, "no memory for two %u-byte buffers", len);
-	src = v->big_src;
-	dst = v->big_dst;
-	memset(dst, 0, len);
-	b.src = src;
-	init_completion(&b.done);
-	KUNIT_ASSERT_EQ(t, vt_post_recv(v, v->b, 1, dst, len), 0);
-	task = kthread_run(vt_big_send_fn, &b, "vt_big_send");
-	KUNIT_ASSERT_FALSE(t, IS_ERR(task));
-	end = jiffies + 2 * HZ;
-	while (!begun && time_before(jiffies, end)) {
-		begun = READ_ONCE(dst[0]) != 0;
-		usleep_range(20, 50);
-	}
-	KUNIT_EXPECT_TRUE(t, begun);
+	dst = vt_big_send_begun(t, &b);
 	KUNIT_EXPECT_EQ(t, ib_modify_qp(v->b, &attr, IB_QP_STATE), 0);
 	wait_for_completion(&b.done);
 	KUNIT_EXPECT_EQ(t, b.ret, 0);
