@@ -965,6 +965,27 @@ static int vt_pair(struct vt *v, struct ib_qp **c, struct ib_qp **d)
 }
 
 /*
+ * A fast-registration region over @pages pages of @buf, mapped and
+ * registered for local and remote write by WR 1 on d of a new pair c, d.
+ */
+static struct ib_mr *vt_fr_registered(struct kunit *t, struct vt *v, u8 *buf,
+				      u32 pages, struct scatterlist *sg,
+				      struct ib_qp **c, struct ib_qp **d)
+{
+	struct ib_mr *mr = vt_fr_mr(v, buf, pages * PAGE_SIZE, pages, sg);
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_FALSE(t, IS_ERR(mr));
+	KUNIT_ASSERT_EQ(t, ib_map_mr_sg(mr, sg, 1, NULL, PAGE_SIZE), 1);
+	KUNIT_ASSERT_EQ(t, vt_pair(v, c, d), 0);
+	KUNIT_ASSERT_EQ(t, vt_reg(*d, mr, IB_ACCESS_LOCAL_WRITE |
+				  IB_ACCESS_REMOTE_WRITE, 1), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_ASSERT_EQ(t, wc.status, IB_WC_SUCCESS);
+	return mr;
+}
+
+/*
  * REG_MR gives a fast-registration region its pages, key and access; a
  * peer writes through it; LOCAL_INV takes the key away, and a write with
  * it fails.  The device says it can (MEM_MGT_EXTENSIONS, a local DMA lkey).
@@ -1056,14 +1077,7 @@ static void vt_fast_reg_remap(struct kunit *t)
 
 	KUNIT_ASSERT_NOT_NULL(t, buf);
 	KUNIT_ASSERT_NOT_NULL(t, other);
-	mr = vt_fr_mr(v, buf, 2 * PAGE_SIZE, 2, &sg);
-	KUNIT_ASSERT_FALSE(t, IS_ERR(mr));
-	KUNIT_ASSERT_EQ(t, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
-	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
-	KUNIT_ASSERT_EQ(t, vt_reg(d, mr, IB_ACCESS_LOCAL_WRITE |
-				  IB_ACCESS_REMOTE_WRITE, 1), 0);
-	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
-	KUNIT_ASSERT_EQ(t, wc.status, IB_WC_SUCCESS);
+	mr = vt_fr_registered(t, v, buf, 2, &sg, &c, &d);
 	key = mr->rkey;
 	iova = mr->iova;
 
@@ -1210,14 +1224,7 @@ static void vt_send_with_invalidate(struct kunit *t)
 	struct ib_wc wc;
 
 	KUNIT_ASSERT_NOT_NULL(t, buf);
-	mr = vt_fr_mr(v, buf, PAGE_SIZE, 1, &sg);
-	KUNIT_ASSERT_FALSE(t, IS_ERR(mr));
-	KUNIT_ASSERT_EQ(t, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
-	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
-	KUNIT_ASSERT_EQ(t, vt_reg(d, mr, IB_ACCESS_REMOTE_WRITE |
-				  IB_ACCESS_LOCAL_WRITE, 1), 0);
-	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
-	KUNIT_ASSERT_EQ(t, wc.status, IB_WC_SUCCESS);
+	mr = vt_fr_registered(t, v, buf, 1, &sg, &c, &d);
 
 	wr.ex.invalidate_rkey = mr->rkey;
 	KUNIT_ASSERT_EQ(t, vt_post_recv(v, d, 10, v->bbuf, 64), 0);
