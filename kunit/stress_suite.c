@@ -2,7 +2,9 @@
 /*
  * stress_suite.c - the KUnit suite "krwq_stress": producers and consumers
  * on kthreads spread over every CPU, against one receive ring whose state
- * and size a controller thread keeps changing, for a bounded time.
+ * and size a controller thread keeps changing, until a given number of
+ * WQEs has left the ring (or, on a machine too slow for that, a time
+ * bound has passed).
  *
  * Every WQE carries (producer << 32 | sequence number).  Whatever the
  * interleaving, each one leaves the ring exactly once: taken by a
@@ -29,12 +31,28 @@
 
 #include "rq_env.h"
 
-#define STRESS_MS 2000			/* per case, also under TCG */
 #define STRESS_DRAIN_MS 60000		/* give up on a lost WQE after this */
 #define STRESS_PRODUCERS 2
 #define STRESS_CONSUMERS 2
 #define STRESS_MAX_SEQ BIT(22)	/* WQEs per producer, at most */
 #define STRESS_MAX_SGE 2
+
+/*
+ * The dose.  Each case runs in STRESS_ROUNDS rounds (KUnit parameters),
+ * each with a fresh ring and its own random sequence; a round ends once
+ * its WQEs have left the ring, taken or flushed, or once STRESS_ROUND_MS
+ * has passed.  A round stays well under the test kernel's 30 s hung-task
+ * bound even under TCG on a loaded host: KUnit's runner waits for a case
+ * without a break.  The three cases move a million WQEs between them,
+ * the dose make check asks for (KRWQ_DOSE_MIN in scripts/lib.sh) and
+ * checks from what each round prints.  The SRQ case moves WQEs at a
+ * third of the others' rate (every resize copies the ring), so its rounds
+ * are shorter.
+ */
+#define STRESS_ROUNDS 12
+#define STRESS_QP_WQES 30000		/* per round */
+#define STRESS_SRQ_WQES 25000
+#define STRESS_ROUND_MS 15000
 
 /* stress_case flags */
 #define STRESS_STATES 0x1u	/* cycle ACTIVE/FLUSH/RESET/POST_ONLY */
@@ -44,6 +62,8 @@ struct stress_run {
 	struct kunit *test;
 	struct krwq_rq *rq;
 	unsigned int flags;
+	u32 round;			/* 1 to STRESS_ROUNDS */
+	u32 wqes;			/* this round's dose */
 	unsigned long *seen[STRESS_PRODUCERS];	/* delivered sequence numbers */
 	u32 posted[STRESS_PRODUCERS];	/* accepted; final once done */
 	int producers_done;		/* atomic */
@@ -235,11 +255,12 @@ static void stress_resize_step(struct stress_thread *th, u32 rnd)
 static void stress_control(struct stress_thread *th)
 {
 	struct stress_run *run = th->run;
-	unsigned long end = jiffies + msecs_to_jiffies(STRESS_MS);
-	u32 rnd = 0x9e3779b9u;
+	unsigned long end = jiffies + msecs_to_jiffies(STRESS_ROUND_MS);
+	u32 rnd = 0x9e3779b9u * run->round;
 
 	th->rec.counter = &run->flushed_on_state;
-	while (time_before(jiffies, end)) {
+	while (__atomic_load_n(&run->delivered, __ATOMIC_RELAXED) < run->wqes &&
+	       !__atomic_load_n(&run->errors, __ATOMIC_RELAXED) && time_before(jiffies, end)) {
 		rnd ^= rnd << 13;
 		rnd ^= rnd >> 17;
 		rnd ^= rnd << 5;
@@ -284,8 +305,9 @@ static void stress_thread_run(void *arg)
 	th->fn(th);
 }
 
-static void stress_case(struct kunit *test, unsigned int flags)
+static void stress_case(struct kunit *test, unsigned int flags, u32 wqes)
 {
+	const u32 *round = test->param_value;
 	struct stress_thread th[1 + STRESS_PRODUCERS + STRESS_CONSUMERS];
 	void *args[ARRAY_SIZE(th)];
 	struct stress_run *run;
@@ -298,6 +320,8 @@ static void stress_case(struct kunit *test, unsigned int flags)
 	KUNIT_ASSERT_NOT_NULL(test, run);
 	run->test = test;
 	run->flags = flags;
+	run->round = *round;
+	run->wqes = wqes;
 	for (p = 0; p < STRESS_PRODUCERS; p++) {
 		run->seen[p] = kvcalloc(BITS_TO_LONGS(STRESS_MAX_SEQ), sizeof(long), GFP_KERNEL);
 		KUNIT_ASSERT_NOT_NULL(test, run->seen[p]);
@@ -343,8 +367,8 @@ static void stress_case(struct kunit *test, unsigned int flags)
 	if (flags & STRESS_RESIZE)
 		KUNIT_EXPECT_GT(test, run->resizes, 0u);
 	kunit_info(test,
-		   "%llu WQEs posted on %u CPUs in %u ms: %llu taken, %llu flushed at ERR, %llu flushed on post; %u ERR/RESET/INIT/RTR cycles, %u resizes, %llu limit events, %llu ring-full and %llu RESET refusals",
-		   posted, num_online_cpus(), jiffies_to_msecs(jiffies - start),
+		   "round %u: %llu WQEs posted on %u CPUs in %u ms: %llu taken, %llu flushed at ERR, %llu flushed on post; %u ERR/RESET/INIT/RTR cycles, %u resizes, %llu limit events, %llu ring-full and %llu RESET refusals",
+		   run->round, posted, num_online_cpus(), jiffies_to_msecs(jiffies - start),
 		   run->taken, run->flushed_on_state, run->flushed_on_post, run->cycles,
 		   run->resizes, run->limit_events, run->full, run->rejected);
 	rq_env_free(run->rq);
@@ -353,25 +377,34 @@ static void stress_case(struct kunit *test, unsigned int flags)
 /* A QP's receive queue: the state machine under load. */
 static void stress_qp_states(struct kunit *test)
 {
-	stress_case(test, STRESS_STATES);
+	stress_case(test, STRESS_STATES, STRESS_QP_WQES);
 }
 
 /* An SRQ: resizes and limit events under load. */
 static void stress_srq_resize(struct kunit *test)
 {
-	stress_case(test, STRESS_RESIZE);
+	stress_case(test, STRESS_RESIZE, STRESS_SRQ_WQES);
 }
 
 /* Both at once, which no real object does, as the hardest interleaving. */
 static void stress_everything(struct kunit *test)
 {
-	stress_case(test, STRESS_STATES | STRESS_RESIZE);
+	stress_case(test, STRESS_STATES | STRESS_RESIZE, STRESS_QP_WQES);
 }
 
+static const u32 stress_rounds[STRESS_ROUNDS] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 };
+
+static void stress_round_desc(const u32 *round, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "round %u", *round);
+}
+
+KUNIT_ARRAY_PARAM(stress, stress_rounds, stress_round_desc);
+
 static struct kunit_case krwq_stress_cases[] = {
-	KUNIT_CASE(stress_qp_states),
-	KUNIT_CASE(stress_srq_resize),
-	KUNIT_CASE(stress_everything),
+	KUNIT_CASE_PARAM(stress_qp_states, stress_gen_params),
+	KUNIT_CASE_PARAM(stress_srq_resize, stress_gen_params),
+	KUNIT_CASE_PARAM(stress_everything, stress_gen_params),
 	{}
 };
 

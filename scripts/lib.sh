@@ -8,6 +8,31 @@ KRWQ_CACHE=${KRWQ_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/krwq}
 die() { echo "krwq: $*" >&2; exit 1; }
 log() { echo "krwq: $*" >&2; }
 
+# The dose make check must give per run: fuzz executions on the core and
+# WQEs through krwq_stress, each at least this many.
+# shellcheck disable=SC2034 # used by the scripts that source this file
+KRWQ_DOSE_MIN=1000000
+
+# dose NAME COUNT: add COUNT to the figure NAME of make check's dose
+# report (the file scripts/check names in KRWQ_DOSE_FILE; nothing outside
+# make check).
+dose() {
+	[ -n "${KRWQ_DOSE_FILE:-}" ] && echo "$1 $2" >> "$KRWQ_DOSE_FILE"
+	return 0
+}
+
+# stress_report CONSOLE NAME: show what each krwq_stress round moved, from
+# the kernel's messages in the VM console log CONSOLE (KUnit's results
+# file keeps only a parameterised case's last round), and add the WQEs to
+# the dose figure NAME
+stress_report() {
+	local n re='^\[ *[0-9.]*\] *# stress_[a-z_]*: round [0-9]*: [0-9]* WQEs'
+	grep -E "$re" "$1" | sed 's/^\[[^]]*\] *# /krwq:   /' >&2
+	n=$(grep -E "$re" "$1" | sed 's/.*: round [0-9]*: \([0-9]*\) WQEs.*/\1/' |
+		awk '{ s += $1 } END { print s + 0 }')
+	dose "$2" "$n"
+}
+
 # need_pkgs PKG...: install missing Debian packages when root (without
 # their recommends: the VM image takes files from them, and a recommend
 # would only drag more into the host), else print the exact apt-get line
