@@ -21,6 +21,62 @@ dose() {
 	return 0
 }
 
+# kunit_marked TAG LOG: the KTAP that LOG holds between the lines
+# "KTAP-BEGIN TAG" and "KTAP-END TAG" (a guest's copy of a suite's
+# debugfs results)
+kunit_marked() {
+	sed -n "/^KTAP-BEGIN $1\$/,/^KTAP-END $1\$/p" "$2" | sed '1d;$d'
+}
+
+# kunit_logged SUITE CONSOLE: SUITE's KTAP as the kernel logged it when
+# its module loaded (the kernel messages of the VM console log CONSOLE),
+# as the only suite of a document.  KUnit's debugfs results file keeps
+# only the last parameter's lines of a parameterised case; the log has
+# them all.
+kunit_logged() {
+	awk -v s="$1" '
+		!/^\[ *[0-9.]+\] / { next }
+		{ sub(/^\[ *[0-9.]+\] /, "") }
+		$0 ~ "^ *# Subtest: " s "$" { on = 1; print "KTAP version 1"; print "1..1" }
+		!on { next }
+		$0 ~ "^ *(not )?ok [0-9]+ " s "( |$)" { sub(/ok [0-9]+ /, "ok 1 "); print; exit }
+		{ print }' "$2"
+}
+
+# kunit_tally KTAP JSON: KTAP parsed by the kernel's own kunit.py into
+# JSON; prints "PASSED FAILED SKIPPED" over the suite's cases, a
+# parameterised case counting once by its own result (no case at all is
+# one failure)
+kunit_tally() {
+	local ver
+	ver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
+	python3 "$KRWQ_CACHE/linux-source-$ver/tools/testing/kunit/kunit.py" parse \
+		--json="$2" "$1" >&2
+	python3 - "$2" <<'PY'
+import json, sys
+try:
+    root = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    print(0, 1, 0)
+    sys.exit()
+def status(case):
+    # a parameterised case is a group without a status of its own: it
+    # failed if a parameter failed, was skipped if all were
+    if "status" in case:
+        return case["status"]
+    kids = [status(c) for c in case.get("test_cases", []) + case.get("sub_groups", [])]
+    if not kids or any(k not in ("PASS", "SKIP") for k in kids):
+        return "FAIL"
+    return "SKIP" if all(k == "SKIP" for k in kids) else "PASS"
+cases = [status(c) for g in root.get("sub_groups", [])
+         for c in g.get("test_cases", []) + g.get("sub_groups", [])]
+passed = cases.count("PASS")
+skipped = cases.count("SKIP")
+failed = len(cases) - passed - skipped
+print(passed, failed if cases else 1, skipped)
+PY
+}
+
 # stress_report CONSOLE NAME: show what each krwq_stress round moved, from
 # the kernel's messages in the VM console log CONSOLE (KUnit's results
 # file keeps only a parameterised case's last round), and add the WQEs to
