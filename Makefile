@@ -78,7 +78,7 @@ demo:
 check:
 	scripts/check
 
-# KCSAN: a second cached kernel; not part of make check
+# KCSAN: a second cached kernel; also the race stage of make check
 check-race:
 	scripts/check-race
 
@@ -92,7 +92,7 @@ host-test: build/host-asan/rq_test build/host-tsan/rq_test
 include kunit/host/host.mk
 include kunit/host/fuzz.mk
 
-# libFuzzer on the core for FUZZ_SECONDS (make check runs it for a minute)
+# libFuzzer on the core for FUZZ_SECONDS (make check runs a million executions)
 FUZZ_SECONDS ?= 600
 fuzz:
 	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_MERGE=1 scripts/check-fuzz
