@@ -21,6 +21,16 @@ dose() {
 	return 0
 }
 
+# The lines between which a VM run's console log holds the kernel log
+# that scripts/vm prints at the end of every run.
+M_DMESG_BEGIN=@@krwq-vm-dmesg-begin@@
+M_DMESG_END=@@krwq-vm-dmesg-end@@
+
+# vm_dmesg CONSOLE: the kernel log in the VM console log CONSOLE
+vm_dmesg() {
+	sed -n "/^$M_DMESG_BEGIN\$/,/^$M_DMESG_END\$/p" "$1"
+}
+
 # kunit_marked TAG LOG: the KTAP that LOG holds between the lines
 # "KTAP-BEGIN TAG" and "KTAP-END TAG" (a guest's copy of a suite's
 # debugfs results)
@@ -34,13 +44,13 @@ kunit_marked() {
 # only the last parameter's lines of a parameterised case; the log has
 # them all.
 kunit_logged() {
-	awk -v s="$1" '
+	vm_dmesg "$2" | awk -v s="$1" '
 		!/^\[ *[0-9.]+\] / { next }
 		{ sub(/^\[ *[0-9.]+\] /, "") }
 		$0 ~ "^ *# Subtest: " s "$" { on = 1; print "KTAP version 1"; print "1..1" }
 		!on { next }
 		$0 ~ "^ *(not )?ok [0-9]+ " s "( |$)" { sub(/ok [0-9]+ /, "ok 1 "); print; exit }
-		{ print }' "$2"
+		{ print }'
 }
 
 # kunit_tally KTAP JSON: KTAP parsed by the kernel's own kunit.py into
@@ -50,13 +60,15 @@ kunit_logged() {
 kunit_tally() {
 	local ver
 	ver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
+	rm -f "$2"
 	python3 "$KRWQ_CACHE/linux-source-$ver/tools/testing/kunit/kunit.py" parse \
 		--json="$2" "$1" >&2
-	python3 - "$2" <<'PY'
+	python3 - "$2" <<'PY' || echo "0 1 0"
 import json, sys
 try:
     root = json.load(open(sys.argv[1]))
-except (OSError, ValueError):
+    assert isinstance(root, dict)
+except Exception:
     print(0, 1, 0)
     sys.exit()
 def status(case):
@@ -83,8 +95,8 @@ PY
 # the dose figure NAME
 stress_report() {
 	local n re='^\[ *[0-9.]*\] *# stress_[a-z_]*: round [0-9]*: [0-9]* WQEs'
-	grep -E "$re" "$1" | sed 's/^\[[^]]*\] *# /krwq:   /' >&2
-	n=$(grep -E "$re" "$1" | sed 's/.*: round [0-9]*: \([0-9]*\) WQEs.*/\1/' |
+	vm_dmesg "$1" | grep -E "$re" | sed 's/^\[[^]]*\] *# /krwq:   /' >&2
+	n=$(vm_dmesg "$1" | grep -E "$re" | sed 's/.*: round [0-9]*: \([0-9]*\) WQEs.*/\1/' |
 		awk '{ s += $1 } END { print s + 0 }')
 	dose "$2" "$n"
 }
