@@ -31,14 +31,14 @@
 
 #include "rq_env.h"
 
-#define STRESS_DRAIN_MS 60000		/* give up on a lost WQE after this */
+#define STRESS_DRAIN_MS 10000		/* give up on a lost WQE after this */
 #define STRESS_PRODUCERS 2
 #define STRESS_CONSUMERS 2
 #define STRESS_MAX_SEQ BIT(22)	/* WQEs per producer, at most */
 #define STRESS_MAX_SGE 2
 
 /*
- * The dose.  Each case runs in STRESS_ROUNDS rounds (KUnit parameters),
+ * The dose.  Each case runs in 12 rounds (KUnit parameters, stress_rounds),
  * each with a fresh ring and its own random sequence; a round ends once
  * its WQEs have left the ring, taken or flushed, or once STRESS_ROUND_MS
  * has passed.  A round stays well under the test kernel's 30 s hung-task
@@ -49,7 +49,6 @@
  * third of the others' rate (every resize copies the ring), so its rounds
  * are shorter.
  */
-#define STRESS_ROUNDS 12
 #define STRESS_QP_WQES 30000		/* per round */
 #define STRESS_SRQ_WQES 25000
 #define STRESS_ROUND_MS 15000
@@ -62,7 +61,7 @@ struct stress_run {
 	struct kunit *test;
 	struct krwq_rq *rq;
 	unsigned int flags;
-	u32 round;			/* 1 to STRESS_ROUNDS */
+	u32 round;			/* from stress_rounds[] */
 	u32 wqes;			/* this round's dose */
 	unsigned long *seen[STRESS_PRODUCERS];	/* delivered sequence numbers */
 	u32 posted[STRESS_PRODUCERS];	/* accepted; final once done */
@@ -392,7 +391,8 @@ static void stress_everything(struct kunit *test)
 	stress_case(test, STRESS_STATES | STRESS_RESIZE, STRESS_QP_WQES);
 }
 
-static const u32 stress_rounds[STRESS_ROUNDS] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 };
+/* round numbers seed the controller's sequence: never 0 */
+static const u32 stress_rounds[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 };
 
 static void stress_round_desc(const u32 *round, char *desc)
 {
