@@ -5,13 +5,25 @@
 # given module parameters, then, in this one boot:
 #  - with --kernel: rdmavt, and krwq_bench.ko (rdmavt against krwq in the
 #    kernel; it prints its own results to the kernel log);
-#  - rxe0 on a dummy netdev, as clients.sh makes it;
-#  - memcpy_bw at the message sizes (the copying loopback's limit);
+#  - the floors: floors (a null system call, one WQE written into a mapped
+#    ring) and memcpy_bw at the message sizes (the copying loopback's
+#    limit);
+#  - rxe0 (198.51.100.1), siw0 (203.0.113.1) and krwqe0 (192.0.2.1), each
+#    on a dummy netdev of its own, set up by nvmeof-lib.sh's device_up;
 #  - each end-to-end client on krwq0 then on rxe0, back to back, so that
-#    both devices see the same conditions.
+#    both devices see the same conditions; then the perftest clients over
+#    rdma_cm (-R, what iWARP's siw needs) on krwqe0, rxe0 and siw0, with
+#    one WR per post and with lists of 32 (--post_list 32);
+#  - on a kernel with the function_graph tracer and krwq.ko at abi=2:
+#    where a 64-byte ibv_post_send's time goes on krwq0 (breakdown).
 # Prints one line per figure:  BENCH <part> <metric> <device> <value>
 #   guest-bench.sh DIR [--kernel] [NAME=VALUE]...
-# DIR holds krwq.ko, krwq_bench.ko and memcpy_bw.
+# DIR holds krwq.ko, krwq_bench.ko, memcpy_bw and floors.
+# scripts/vm puts both libraries in /krwq/lib
+# shellcheck source=scripts/guest/tap.sh
+. /krwq/lib/tap.sh
+# shellcheck source=scripts/guest/nvmeof-lib.sh
+. /krwq/lib/nvmeof-lib.sh
 dir=$1
 shift
 kernel=0
@@ -37,25 +49,55 @@ if [ $kernel = 1 ]; then
 	fi
 fi
 
-modprobe rdma_rxe &&
-	ip link add dummy0 type dummy &&
-	ip link set dummy0 up &&
-	rdma link add rxe0 type rxe netdev dummy0 || echo "BENCH-ERROR rxe0"
+# user space's rdma_cm: a module on distribution kernels (built in here)
+modprobe rdma_ucm 2> /dev/null
+# addr_of DEVICE: the address its rdma_cm clients connect to
+addr_of() {
+	case $1 in
+	krwqe0) echo 192.0.2.1 ;;
+	rxe0) echo 198.51.100.1 ;;
+	siw0) echo 203.0.113.1 ;;
+	esac
+}
+for spec in rxe:rxe0 siw:siw0 krwq:krwqe0; do
+	name=${spec#*:}
+	device_up "${spec%%:*}" "$name" "bench_$name" "$(addr_of "$name")"
+	[ -e "/sys/class/infiniband/$name" ] || echo "BENCH-ERROR $name"
+done
 
+"$dir/floors" > $tmp/floors.log 2>&1 || echo "BENCH-ERROR floors: $(cat $tmp/floors.log)"
+while read -r what value; do
+	echo "BENCH floor $what guest $value"
+done < $tmp/floors.log
 "$dir/memcpy_bw" 64 4096 65536 | while read -r what size mibs _; do
 	echo "BENCH e2e ${what}_mibs_$size memcpy $mibs"
 done
 
-# flags DEV: what rxe needs (a GID index for rdma-core, RoCE for perftest)
-# gid_of DEVICE: the GID index its clients name (-g, perftest's -x): 0 on
-# rxe0, which is RoCE; none on krwq0
+# The clients below run on each of $devs; with cm=1 over rdma_cm (-R), the
+# client connecting to the device's own address, else to 127.0.0.1.
+devs="krwq0 rxe0"
+cm=0
+
+# gid_of DEVICE: the GID index its clients name without rdma_cm (-g,
+# perftest's -x): 0 on rxe0, which is RoCE; none on krwq0
 gid_of() { if [ "$1" = rxe0 ]; then echo 0; fi; }
 
-# pair LOG JSON PROGRAM ARGS...: server, then the client on 127.0.0.1; the
-# client's output in LOG and, unless JSON is "-", its perftest JSON report
-# in JSON; fails if either side fails.
+# reach DEVICE: sets addr (where the client connects), how (perftest's
+# flags: -R, or a GID index) and sfx (the metrics' suffix, _cm with -R)
+reach() {
+	if [ $cm = 1 ]; then
+		addr=$(addr_of "$1") how=-R sfx=_cm
+	else
+		g=$(gid_of "$1")
+		addr=127.0.0.1 how=${g:+-x $g} sfx=
+	fi
+}
+
+# pair LOG JSON PROGRAM ARGS...: server, then the client on $addr
+# (127.0.0.1 unless set); the client's output in LOG and, unless JSON is
+# "-", its perftest JSON report in JSON; fails if either side fails.
 pair() {
-	log=$1 json=$2
+	plog=$1 json=$2
 	shift 2
 	port=$((port + 1))
 	sj="" cj=""
@@ -70,16 +112,17 @@ pair() {
 	tries=0
 	while :; do
 		sleep 1
-		timeout 300 "$@" ${cj:+--out_json "--out_json_file=$cj"} -p $port 127.0.0.1 > "$log" 2>&1
+		timeout 300 "$@" ${cj:+--out_json "--out_json_file=$cj"} -p $port \
+			"${addr:-127.0.0.1}" > "$plog" 2>&1
 		crc=$?
 		tries=$((tries + 1))
-		{ [ $crc != 0 ] && [ $tries -lt 60 ] && grep -q "Couldn't connect" "$log"; } || break
+		{ [ $crc != 0 ] && [ $tries -lt 60 ] && grep -q "Couldn't connect" "$plog"; } || break
 	done
 	wait $spid
 	src=$?
 	[ "$crc" = 0 ] && [ "$src" = 0 ] && return 0
 	echo "BENCH-ERROR $* (client $crc, server $src)"
-	sed 's/^/# /' "$log" $tmp/server.log | tail -n 20
+	sed 's/^/# /' "$plog" $tmp/server.log | tail -n 20
 	return 1
 }
 
@@ -90,31 +133,100 @@ json_field() {
 }
 
 rc_pingpong() {	# SIZE
-	for dev in krwq0 rxe0; do
-		g=$(gid_of $dev)
-		pair $tmp/pp.log - ibv_rc_pingpong -d $dev ${g:+-g "$g"} -s "$1" -n 500 || continue
+	for dev in $devs; do
+		g=$(gid_of "$dev")
+		pair $tmp/pp.log - ibv_rc_pingpong -d "$dev" ${g:+-g "$g"} -s "$1" -n 500 || continue
 		v=$(sed -n 's/.* = \([0-9.]*\) usec\/iter$/\1/p' $tmp/pp.log)
 		echo "BENCH e2e rc_pingpong_us_$1 $dev $v"
 	done
 }
 
 send_lat() {	# SIZE
-	for dev in krwq0 rxe0; do
-		g=$(gid_of $dev)
+	for dev in $devs; do
+		reach "$dev"
+		# shellcheck disable=SC2086 # $how is zero, one or two words
 		pair $tmp/lat.log $tmp/out.json \
-			ib_send_lat -d $dev ${g:+-x "$g"} -s "$1" -n 500 || continue
-		echo "BENCH e2e send_lat_typical_us_$1 $dev $(json_field $tmp/out.json t_typical)"
+			ib_send_lat -d "$dev" $how -s "$1" -n 500 || continue
+		echo "BENCH e2e send_lat_typical_us_$1$sfx $dev $(json_field $tmp/out.json t_typical)"
 	done
 }
 
-bw() {	# TEST SIZE ITERS
-	for dev in krwq0 rxe0; do
-		g=$(gid_of $dev)
+# bw TEST SIZE ITERS [LIST]: ib_TEST_bw, with LIST WRs per post if given
+# (ITERS a multiple of LIST)
+bw() {
+	for dev in $devs; do
+		reach "$dev"
+		# shellcheck disable=SC2086 # $how is zero, one or two words
 		pair $tmp/bw.log $tmp/out.json \
-			"ib_$1_bw" -d $dev ${g:+-x "$g"} -s "$2" -n "$3" || continue
-		echo "BENCH e2e $1_bw_mibs_$2 $dev $(json_field $tmp/out.json BW_average)"
-		echo "BENCH e2e $1_bw_mmps_$2 $dev $(json_field $tmp/out.json MsgRate)"
+			"ib_$1_bw" -d "$dev" $how -s "$2" -n "$3" ${4:+--post_list "$4"} || continue
+		echo "BENCH e2e $1_bw_mibs_$2${4:+_pl$4}$sfx $dev $(json_field $tmp/out.json BW_average)"
+		echo "BENCH e2e $1_bw_mmps_$2${4:+_pl$4}$sfx $dev $(json_field $tmp/out.json MsgRate)"
 	done
+}
+
+# traced_median FUNCTION: the median duration in ns of FUNCTION's calls in
+# the function_graph trace, and how many there were ("NS CALLS")
+traced_median() {
+	grep -F " $1" $tracefs/trace |
+		awk '{ for (i = 2; i <= NF; i++) if ($i == "us" && $(i - 1) ~ /^[0-9.]+$/) { print $(i - 1) * 1000; break } }' |
+		sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)], NR; else print "- 0" }'
+}
+
+# breakdown: where one 64-byte ibv_post_send's time goes on krwq0.  The
+# function_graph tracer times one function at a time (set_ftrace_filter
+# holds only it, so that no traced callee adds its own tracing cost
+# inside), over an ib_send_bw run that signals every send (-Q 1): each
+# send one system call, whose ioctl is ib_uverbs_ioctl (with abi=2 the
+# receives and the polls stay in user space, so nearly every ioctl of
+# the run is a post_send).  The first function, the getppid system call
+# under floors, gives the cost the tracer adds to every traced call (its
+# body is a few loads).
+# Prints BENCH trace FUNCTION_ns krwq0 MEDIAN and FUNCTION_calls.
+tracefs=/sys/kernel/tracing
+breakdown() {
+	if ! grep -qw function_graph $tracefs/available_tracers 2> /dev/null; then
+		echo "# no function_graph tracer in this kernel: no breakdown"
+		return 0
+	fi
+	if [ "$(cat /sys/module/krwq/parameters/abi 2> /dev/null)" != 2 ]; then
+		echo "# krwq.ko is not at abi=2: no breakdown"
+		return 0
+	fi
+	echo 0 > $tracefs/tracing_on
+	echo 16384 > $tracefs/buffer_size_kb
+	echo 0 > $tracefs/options/funcgraph-irqs
+	# getppid's entry goes by either of its two names (aliases)
+	for fn in __x64_sys_getppid __do_sys_getppid ib_uverbs_ioctl ib_uverbs_post_send \
+		krwq_post_send \
+		krwq_exec_connected krwq_rq_take_fitting krwq_copy krwq_cq_enter; do
+		if ! grep -q "^$fn\( \|\$\)" $tracefs/available_filter_functions; then
+			echo "# $fn cannot be traced"
+			continue
+		fi
+		if ! { echo "$fn" > $tracefs/set_ftrace_filter &&
+			echo function_graph > $tracefs/current_tracer &&
+			echo > $tracefs/trace; }; then
+			echo "BENCH-ERROR tracing $fn"
+			continue
+		fi
+		echo 1 > $tracefs/tracing_on
+		if [ $fn = __x64_sys_getppid ] || [ $fn = __do_sys_getppid ]; then
+			"$dir/floors" > /dev/null
+		else
+			pair $tmp/trace.log - ib_send_bw -d krwq0 -s 64 -n 2000 -Q 1
+		fi
+		echo 0 > $tracefs/tracing_on
+		# shellcheck disable=SC2046 # two words
+		set -- $(traced_median $fn)
+		echo nop > $tracefs/current_tracer
+		if [ "$1" = - ]; then
+			echo "BENCH-ERROR no traced call of $fn"
+			continue
+		fi
+		echo "BENCH trace ${fn}_ns krwq0 $1"
+		echo "BENCH trace ${fn}_calls krwq0 $2"
+	done
+	echo > $tracefs/set_ftrace_filter
 }
 
 rc_pingpong 64
@@ -124,4 +236,18 @@ bw send 64 2000
 bw send 4096 2000
 bw send 65536 500
 bw write 4096 2000
+
+devs="krwqe0 rxe0 siw0"
+cm=1
+send_lat 64
+bw send 64 2000
+bw send 4096 2000
+bw send 65536 500
+bw write 4096 2000
+bw send 64 2048 32
+bw send 4096 2048 32
+bw write 4096 2048 32
+addr=
+
+breakdown
 echo "BENCH-DONE"
