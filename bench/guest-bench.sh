@@ -178,9 +178,9 @@ traced_median() {
 # inside), over an ib_send_bw run that signals every send (-Q 1): each
 # send one system call, whose ioctl is ib_uverbs_ioctl (with abi=2 the
 # receives and the polls stay in user space, so nearly every ioctl of
-# the run is a post_send).  The first function, the getppid system call
-# under floors, gives the cost the tracer adds to every traced call (its
-# body is a few loads).
+# the run is a post_send).  The first function, the seam's unlock (an
+# unlock and an interrupt restore, called in the same sends), gives the
+# cost the tracer adds to every traced call.
 # Prints BENCH trace FUNCTION_ns krwq0 MEDIAN and FUNCTION_calls.
 tracefs=/sys/kernel/tracing
 breakdown() {
@@ -195,9 +195,7 @@ breakdown() {
 	echo 0 > $tracefs/tracing_on
 	echo 16384 > $tracefs/buffer_size_kb
 	echo 0 > $tracefs/options/funcgraph-irqs
-	# getppid's entry goes by either of its two names (aliases)
-	for fn in __x64_sys_getppid __do_sys_getppid ib_uverbs_ioctl ib_uverbs_post_send \
-		krwq_post_send \
+	for fn in krwq_spin_unlock_irqrestore ib_uverbs_ioctl ib_uverbs_post_send krwq_post_send \
 		krwq_exec_connected krwq_rq_take_fitting krwq_copy krwq_cq_enter; do
 		if ! grep -q "^$fn\( \|\$\)" $tracefs/available_filter_functions; then
 			echo "# $fn cannot be traced"
@@ -210,11 +208,7 @@ breakdown() {
 			continue
 		fi
 		echo 1 > $tracefs/tracing_on
-		if [ $fn = __x64_sys_getppid ] || [ $fn = __do_sys_getppid ]; then
-			"$dir/floors" > /dev/null
-		else
-			pair $tmp/trace.log - ib_send_bw -d krwq0 -s 64 -n 2000 -Q 1
-		fi
+		pair $tmp/trace.log - ib_send_bw -d krwq0 -s 64 -n 2000 -Q 1
 		echo 0 > $tracefs/tracing_on
 		# shellcheck disable=SC2046 # two words
 		set -- $(traced_median $fn)

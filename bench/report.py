@@ -304,13 +304,13 @@ def breakdown(vals):
     """One 64-byte ibv_post_send on krwq0 as [(segment, ns)], its total,
     krwq's share and the tracer's cost per traced call, from the medians
     of guest-bench.sh's breakdown; None without them.  Each traced call's
-    median less the tracer's cost (the traced getppid system call, whose
+    median less the tracer's cost (the traced unlock of the seam, whose
     body is next to nothing) is its inclusive time; a function's own
     segment is that less its traced callees', per post (the callees'
     calls counted against krwq_post_send's)."""
     def get(fn, what):
         return vals.get(("trace", f"{fn}_{what}", "krwq0"))
-    cost = get("__x64_sys_getppid", "ns") or get("__do_sys_getppid", "ns")
+    cost = get("krwq_spin_unlock_irqrestore", "ns")
     sys_ns = vals.get(("floor", "syscall_ns", "guest"))
     posts = get("krwq_post_send", "calls")
     if cost is None or sys_ns is None or not posts or any(get(f, "ns") is None for f in TRACED):
