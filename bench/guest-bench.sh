@@ -164,24 +164,62 @@ bw() {
 	done
 }
 
-# traced_median FUNCTION: the median duration in ns of FUNCTION's calls in
-# the function_graph trace, and how many there were ("NS CALLS")
-traced_median() {
-	grep -F " $1" $tracefs/trace |
-		awk '{ for (i = 2; i <= NF; i++) if ($i == "us" && $(i - 1) ~ /^[0-9.]+$/) { print $(i - 1) * 1000; break } }' |
-		sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)], NR; else print "- 0" }'
+# traced_posts: one line per ib_uverbs_ioctl in the function_graph trace
+# that held exactly one post_send with one each of the traced functions
+# under it: the own time in ns of each traced level (ioctl, uverbs's
+# post_send, krwq_post_send, krwq_exec_connected less its traced callees),
+# the take, the copy, the completions together, how many completions, and
+# the inclusive times of the ioctl and of krwq_post_send.  (With
+# funcgraph-tail every call's duration is on a line that names it.)
+traced_posts() {
+	awk '
+	function dur(i) {
+		for (i = 2; i <= NF; i++)
+			if ($i == "us" && $(i - 1) ~ /^[0-9.]+$/)
+				return $(i - 1) * 1000
+		return -1
+	}
+	BEGIN { split("ib_uverbs_ioctl ib_uverbs_post_send krwq_post_send krwq_exec_connected krwq_rq_take_fitting krwq_copy krwq_cq_enter", fns, " ") }
+	{
+		d = dur()
+		if (d < 0)
+			next
+		for (i = 1; i <= 7; i++)
+			if (index($0, " " fns[i] "(") || index($0, " " fns[i] " ") || index($0, "/* " fns[i]))
+				break
+		if (i > 7)
+			next
+		g[i] += d
+		n[i]++
+		if (i != 1)
+			next
+		ok = n[1] == 1 && n[7] >= 1
+		for (j = 2; j <= 6; j++)
+			ok = ok && n[j] == 1
+		if (ok)
+			print g[1] - g[2], g[2] - g[3], g[3] - g[4], g[4] - g[5] - g[6] - g[7], g[5], g[6], g[7], n[7], g[1], g[3]
+		for (j = 1; j <= 7; j++)
+			g[j] = n[j] = 0
+	}' $tracefs/trace
+}
+
+# median_of FILE COLUMN: the median of a column of numbers
+median_of() {
+	awk -v c="$2" '{ print $c }' "$1" | sort -n |
+		awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)] }'
 }
 
 # breakdown: where one 64-byte ibv_post_send's time goes on krwq0.  The
-# function_graph tracer times one function at a time (set_ftrace_filter
-# holds only it, so that no traced callee adds its own tracing cost
-# inside), over an ib_send_bw run that signals every send (-Q 1): each
-# send one system call, whose ioctl is ib_uverbs_ioctl (with abi=2 the
-# receives and the polls stay in user space, so nearly every ioctl of
-# the run is a post_send).  The first function, the seam's unlock (an
-# unlock and an interrupt restore, called in the same sends), gives the
-# cost the tracer adds to every traced call.
-# Prints BENCH trace FUNCTION_ns krwq0 MEDIAN and FUNCTION_calls.
+# function_graph tracer times the system call's ioctl and the functions
+# of the send under it, nested, in one ib_send_bw run that signals every
+# send (-Q 1): each send one system call, whose ioctl is ib_uverbs_ioctl
+# (with abi=2 the receives and the polls stay in user space, so nearly
+# every ioctl of the run is a post_send).  A run before it traces only
+# the seam's unlock (an unlock and an interrupt restore, called in the
+# same sends): its median is what the tracer adds to every traced call.
+# Prints BENCH trace METRIC krwq0 VALUE: the medians over the posts of
+# each column of traced_posts (seg_*_ns, cq_calls, ioctl_ns, krwq_ns),
+# how many posts (posts) and the tracer's cost (tracer_ns).
 tracefs=/sys/kernel/tracing
 breakdown() {
 	if ! grep -qw function_graph $tracefs/available_tracers 2> /dev/null; then
@@ -195,30 +233,40 @@ breakdown() {
 	echo 0 > $tracefs/tracing_on
 	echo 16384 > $tracefs/buffer_size_kb
 	echo 0 > $tracefs/options/funcgraph-irqs
-	for fn in krwq_spin_unlock_irqrestore ib_uverbs_ioctl ib_uverbs_post_send krwq_post_send \
-		krwq_exec_connected krwq_rq_take_fitting krwq_copy krwq_cq_enter; do
-		if ! grep -q "^$fn\( \|\$\)" $tracefs/available_filter_functions; then
-			echo "# $fn cannot be traced"
-			continue
-		fi
-		if ! { echo "$fn" > $tracefs/set_ftrace_filter &&
+	echo 1 > $tracefs/options/funcgraph-tail
+	for fns in krwq_spin_unlock_irqrestore \
+		"ib_uverbs_ioctl ib_uverbs_post_send krwq_post_send krwq_exec_connected krwq_rq_take_fitting krwq_copy krwq_cq_enter"; do
+		for fn in $fns; do
+			grep -q "^$fn\( \|\$\)" $tracefs/available_filter_functions ||
+				echo "BENCH-ERROR $fn cannot be traced"
+		done
+		if ! { echo "$fns" > $tracefs/set_ftrace_filter &&
 			echo function_graph > $tracefs/current_tracer &&
 			echo > $tracefs/trace; }; then
-			echo "BENCH-ERROR tracing $fn"
+			echo "BENCH-ERROR tracing $fns"
 			continue
 		fi
 		echo 1 > $tracefs/tracing_on
 		pair $tmp/trace.log - ib_send_bw -d krwq0 -s 64 -n 2000 -Q 1
 		echo 0 > $tracefs/tracing_on
-		# shellcheck disable=SC2046 # two words
-		set -- $(traced_median $fn)
-		echo nop > $tracefs/current_tracer
-		if [ "$1" = - ]; then
-			echo "BENCH-ERROR no traced call of $fn"
-			continue
+		if [ "$fns" = krwq_spin_unlock_irqrestore ]; then
+			v=$(grep -F " $fns" $tracefs/trace | awk '{
+				for (i = 2; i <= NF; i++)
+					if ($i == "us" && $(i - 1) ~ /^[0-9.]+$/) { print $(i - 1) * 1000; break }
+			}' > $tmp/unlock.txt && median_of $tmp/unlock.txt 1)
+			[ -z "$v" ] || echo "BENCH trace tracer_ns krwq0 $v"
+		else
+			traced_posts > $tmp/posts.txt
+			k=0
+			for m in seg_ioctl_ns seg_uverbs_post_send_ns seg_krwq_post_send_ns seg_exec_ns \
+				seg_take_ns seg_copy_ns seg_cq_ns cq_calls ioctl_ns krwq_ns; do
+				k=$((k + 1))
+				v=$(median_of $tmp/posts.txt $k)
+				[ -z "$v" ] || echo "BENCH trace $m krwq0 $v"
+			done
+			echo "BENCH trace posts krwq0 $(wc -l < $tmp/posts.txt)"
 		fi
-		echo "BENCH trace ${fn}_ns krwq0 $1"
-		echo "BENCH trace ${fn}_calls krwq0 $2"
+		echo nop > $tracefs/current_tracer
 	done
 	echo > $tracefs/set_ftrace_filter
 }

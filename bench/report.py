@@ -287,45 +287,39 @@ def floor_rows(vals, sfx):
     return rows
 
 
-# the functions guest-bench.sh's breakdown times, each nested in the one
-# before (the last three side by side in krwq_exec_connected)
-TRACED = ["ib_uverbs_ioctl", "ib_uverbs_post_send", "krwq_post_send",
-          "krwq_exec_connected"]
-TRACED_LEAVES = [("krwq_rq_take_fitting", "the take (krwq_rq_take_fitting)"),
-                 ("krwq_copy", "the 64 B copy (krwq_copy)"),
-                 ("krwq_cq_enter", "both completions (krwq_cq_enter)")]
-SELF = {"ib_uverbs_ioctl": "uverbs: ioctl dispatch, attributes, object lookup",
-        "ib_uverbs_post_send": "uverbs: WR copy-in and rebuild (ib_uverbs_post_send)",
-        "krwq_post_send": "krwq_post_send: lock, send-queue entry, run",
-        "krwq_exec_connected": "delivery: destination, MR checks, receive WQE fill"}
+# guest-bench.sh's breakdown: each traced level's own time (less its
+# traced callees), and the leaves, as medians over the posts
+SEGMENTS = [("seg_ioctl_ns", "uverbs: ioctl dispatch, attributes, object lookup"),
+            ("seg_uverbs_post_send_ns", "uverbs: WR copy-in and rebuild (ib_uverbs_post_send)"),
+            ("seg_krwq_post_send_ns", "krwq_post_send: lock, send-queue entry, run"),
+            ("seg_exec_ns", "delivery: destination, MR checks, receive WQE fill"),
+            ("seg_take_ns", "the take (krwq_rq_take_fitting)"),
+            ("seg_copy_ns", "the 64 B copy (krwq_copy)"),
+            ("seg_cq_ns", "both completions (krwq_cq_enter)")]
 
 
 def breakdown(vals):
     """One 64-byte ibv_post_send on krwq0 as [(segment, ns)], its total,
-    krwq's share and the tracer's cost per traced call, from the medians
-    of guest-bench.sh's breakdown; None without them.  Each traced call's
-    median less the tracer's cost (the traced unlock of the seam, whose
-    body is next to nothing) is its inclusive time; a function's own
-    segment is that less its traced callees', per post (the callees'
-    calls counted against krwq_post_send's)."""
-    def get(fn, what):
-        return vals.get(("trace", f"{fn}_{what}", "krwq0"))
-    cost = get("krwq_spin_unlock_irqrestore", "ns")
-    sys_ns = vals.get(("floor", "syscall_ns", "guest"))
-    posts = get("krwq_post_send", "calls")
-    if cost is None or sys_ns is None or not posts or any(get(f, "ns") is None for f in TRACED):
+    krwq's share and the tracer's cost per traced call; None without the
+    figures.  Every traced call adds the tracer's cost (the median of the
+    traced unlock of the seam, whose body is next to nothing) to its own
+    time and to each caller's inclusive time, so each segment loses one
+    cost per traced call in it, an inclusive time one per traced call
+    under it and itself."""
+    def get(what):
+        return vals.get(("trace", what, "krwq0"))
+    cost, sys_ns, ncq = get("tracer_ns"), vals.get(("floor", "syscall_ns", "guest")), get("cq_calls")
+    if cost is None or sys_ns is None or ncq is None or any(get(m) is None for m, _ in SEGMENTS):
         return None
-
-    def inc(fn):
-        per_post = (get(fn, "calls") or 0) / posts if fn in dict(TRACED_LEAVES) else 1
-        return max(get(fn, "ns") - cost, 0) * per_post
     segs = [("system call entry and exit (the null system call)", sys_ns)]
-    for fn, child in zip(TRACED, TRACED[1:] + [None]):
-        below = inc(child) if child else sum(inc(f) for f, _ in TRACED_LEAVES
-                                             if get(f, "ns") is not None)
-        segs.append((SELF[fn], max(inc(fn) - below, 0)))
-    segs += [(name, inc(f)) for f, name in TRACED_LEAVES if get(f, "ns") is not None]
-    return segs, sys_ns + inc("ib_uverbs_ioctl"), inc("krwq_post_send"), cost
+    for m, name in SEGMENTS:
+        calls = ncq if m == "seg_cq_ns" else 1
+        segs.append((name, max(get(m) - cost * calls, 0)))
+    # traced calls: the ioctl, post_send, krwq_post_send, delivery, take,
+    # copy and the completions; krwq_post_send holds the last five
+    total = sys_ns + max(get("ioctl_ns") - cost * (6 + ncq), 0)
+    mine = max(get("krwq_ns") - cost * (4 + ncq), 0)
+    return segs, total, mine, cost
 
 
 def breakdown_rows(vals, sfx):
@@ -333,8 +327,9 @@ def breakdown_rows(vals, sfx):
     if not b:
         return []
     segs, total, mine, cost = b
-    note = (f"medians of one function traced at a time by function_graph, less "
-            f"{cost:.0f} ns the tracer adds to a traced call")
+    posts = vals.get(("trace", "posts", "krwq0"))
+    note = (f"medians over {posts:.0f} posts traced by function_graph, less "
+            f"{cost:.0f} ns the tracer adds per traced call")
     rows = [row(f"breakdown: {name}" + sfx, "ns", "lower", v, note=note if i == 0 else None,
                 rid=f"breakdown-{i}{slug(sfx)}")
             for i, (name, v) in enumerate(segs)]
