@@ -107,6 +107,18 @@ pair() {
 	fi
 	timeout 300 "$@" ${sj:+--out_json "--out_json_file=$sj"} -p $port > "$tmp/server.log" 2>&1 &
 	spid=$!
+	# over rdma_cm, the client starts once the server's ID listens (the
+	# RDMA core lists a wildcard listener per device): a client refused
+	# by rdma_cm is not retried, perftest may crash on that path
+	if [ $cm = 1 ]; then
+		tries=0
+		until rdma resource show cm_id 2> /dev/null | grep ' state LISTEN ' |
+			grep -q " src-addr [^ ]*:$port "; do
+			tries=$((tries + 1))
+			[ $tries -lt 600 ] || break
+			sleep 0.1
+		done
+	fi
 	# the server may take a while to listen in a loaded VM: retry the
 	# client while it cannot connect, for up to a minute
 	tries=0
@@ -289,7 +301,7 @@ bw write 4096 2000
 bw send 64 2048 32
 bw send 4096 2048 32
 bw write 4096 2048 32
-addr=
+addr='' cm=0
 
 breakdown
 echo "BENCH-DONE"
