@@ -107,13 +107,14 @@ pair() {
 	fi
 	timeout 300 "$@" ${sj:+--out_json "--out_json_file=$sj"} -p $port > "$tmp/server.log" 2>&1 &
 	spid=$!
-	# over rdma_cm, the client starts once the server's ID listens (the
-	# RDMA core lists a wildcard listener per device): a client refused
-	# by rdma_cm is not retried, perftest may crash on that path
+	# over rdma_cm, the client starts a second after the server's ID
+	# listens on its device (the RDMA core lists a wildcard listener per
+	# device; the CM's own listener may come a moment later): a client
+	# refused by rdma_cm is not retried, perftest may crash on that path
 	if [ $cm = 1 ]; then
 		tries=0
-		until rdma resource show cm_id 2> /dev/null | grep ' state LISTEN ' |
-			grep -q " src-addr [^ ]*:$port "; do
+		until rdma resource show cm_id 2> /dev/null | grep "^link $dev/" |
+			grep ' state LISTEN ' | grep -q " src-addr [^ ]*:$port "; do
 			tries=$((tries + 1))
 			[ $tries -lt 600 ] || break
 			sleep 0.1
