@@ -32,3 +32,9 @@ $(BENCH_OUT)/host_bench: $(KRWQ_CORE_UNITS:%=$(BENCH_OUT)/%.o) $(BENCH_OUT)/host
 build/bench/memcpy_bw: bench/memcpy_bw.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -static -o $@ $<
+
+# The null system call and a WQE written into a mapped ring: the floors of
+# a verb that enters the kernel and of ABI 2's ibv_post_recv.
+build/bench/floors: bench/floors.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -static -o $@ $<

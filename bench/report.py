@@ -72,9 +72,11 @@ def slug(name):
 
 
 def row(name, unit, better, krwq, peer=None, peer_value=None, goal=None, test=None,
-        note=None, rid=None):
+        note=None, rid=None, floor=None, floor_value=None):
     """One row of bench.json.  better is "lower" or "higher"; a row without
-    a peer is a figure on its own (no ratio, no goal)."""
+    a peer is a figure on its own (no ratio, no goal).  floor and
+    floor_value: what bounds krwq's figure in the same boot, in the row's
+    unit; floor_ratio is krwq / floor_value, read the way ratio is."""
     assert better in ("lower", "higher")
     ratio = krwq / peer_value if peer_value else None
     met = None
@@ -84,18 +86,23 @@ def row(name, unit, better, krwq, peer=None, peer_value=None, goal=None, test=No
             "krwq": round(krwq, 4), "peer": peer,
             "peer_value": round(peer_value, 4) if peer_value is not None else None,
             "ratio": round(ratio, 4) if ratio is not None else None,
-            "goal": goal, "met": met, "note": note}
+            "goal": goal, "met": met, "note": note, "floor": floor,
+            "floor_value": round(floor_value, 4) if floor_value else None,
+            "floor_ratio": round(krwq / floor_value, 4) if floor_value else None}
 
 
 def abi_rows(path):
     """ABI 2 (mapped rings) against ABI 1 (every verb through the kernel),
     from scripts/guest/abi-bench.sh: both in one boot, krwq.ko reloaded."""
-    by_abi = {}
+    by_abi, floors = {}, {}
     with open(path, errors="replace") as f:
         for line in f:
             if line.startswith("abi="):
                 kv = dict(x.split("=", 1) for x in line.split())
                 by_abi[kv["abi"]] = {k: float(v) for k, v in kv.items() if k != "abi"}
+            elif line.startswith("floors "):
+                floors = {k: float(v) for k, v in
+                          (x.split("=", 1) for x in line.split()[1:])}
     if "1" not in by_abi or "2" not in by_abi:
         return [], [f"{path}: no line for abi=1 and abi=2"]
     two, one = by_abi["2"], by_abi["1"]
@@ -113,6 +120,13 @@ def abi_rows(path):
         if one.get(key) and two.get(key) is not None:
             rows.append(row(f"ABI 2 (mapped rings): {name}", unit, better, two[key], peer,
                             one[key], goal, test))
+    ring = floors.get("ring_post_ns")
+    if ring and two.get("post_recv_calls_per_s"):
+        rows.append(row("floor: ABI 2 ibv_post_recv, 1 WR per call, against the mapped-ring "
+                        "floor", "calls/s", "higher", two["post_recv_calls_per_s"],
+                        "one WQE written into a mapped ring, no provider (same boot)",
+                        1e9 / ring, "ratio >= 0.5", lambda r: r >= 0.5,
+                        note=f"the floor: {ring:.2f} ns a WQE (bench/floors.c)"))
     return rows, []
 
 
@@ -153,6 +167,68 @@ E2E = [
     ("write_bw_mibs_4096", "ib_write_bw 4 KiB, bandwidth", "MiB/s", "higher"),
 ]
 
+# perftest over rdma_cm (-R) on krwqe0, rxe0 and siw0: the E2E rows that
+# apply, and lists of 32 WRs per post; metrics end in _cm
+CM = [
+    ("send_lat_typical_us_64", "ib_send_lat 64 B, typical", *LOWER_US),
+    ("send_bw_mmps_64", "ib_send_bw 64 B, message rate", "msg/s", "higher"),
+    ("send_bw_mmps_4096", "ib_send_bw 4 KiB, message rate", "msg/s", "higher"),
+    ("send_bw_mibs_65536", "ib_send_bw 64 KiB, bandwidth", "MiB/s", "higher"),
+    ("write_bw_mibs_4096", "ib_write_bw 4 KiB, bandwidth", "MiB/s", "higher"),
+    ("send_bw_mmps_64_pl32", "ib_send_bw --post_list 32, 64 B, message rate", "msg/s",
+     "higher"),
+    ("send_bw_mmps_4096_pl32", "ib_send_bw --post_list 32, 4 KiB, message rate", "msg/s",
+     "higher"),
+    ("write_bw_mmps_4096_pl32", "ib_write_bw --post_list 32, 4 KiB, message rate", "msg/s",
+     "higher"),
+    ("write_bw_mibs_4096_pl32", "ib_write_bw --post_list 32, 4 KiB, bandwidth", "MiB/s",
+     "higher"),
+]
+
+# how many times better than each peer krwq is to be: the 64-byte
+# post-list message rate, where krwq's own per-WR cost shows, 10x rxe0
+# and 5x siw0; every other end-to-end row 3x rxe0 and 2x siw0
+GOALS = {"rxe0": 3, "siw0": 2}
+GOALS_PL64 = {"rxe0": 10, "siw0": 5}
+
+
+def goal_of(better, times_better):
+    """The goal text and test that krwq is times_better than its peer."""
+    if better == "higher":
+        return f"ratio >= {times_better:g}", lambda r: r >= times_better
+    bound = round(1 / times_better, 3)
+    return f"ratio <= {bound:g}", lambda r: r <= bound
+
+
+def copy_ns(vals, size):
+    """One in-guest copy of size bytes, the faster of memcpy and rep movsb."""
+    rates = [v for (p, m, d), v in vals.items()
+             if p == "e2e" and d == "memcpy" and m.endswith(f"_mibs_{size}") and v > 0]
+    return size / (max(rates) * 2**20) * 1e9 if rates else None
+
+
+def floor_of(vals, metric):
+    """What bounds the figure of metric in the same boot: per message, one
+    null system call (shared by a list's WRs) and one copy of the message;
+    a pingpong iteration is two messages.  (description, value in the
+    metric's unit), or (None, None) without the floors."""
+    sys_ns = vals.get(("floor", "syscall_ns", "guest"))
+    m = re.match(r"^(\w+?)_(us|mmps|mibs)_(\d+)(?:_pl(\d+))?$", metric)
+    if sys_ns is None or not m:
+        return None, None
+    size, wrs = int(m[3]), int(m[4] or 1)
+    copy = copy_ns(vals, size)
+    if copy is None:
+        return None, None
+    per_msg = sys_ns / wrs + copy
+    what = (f"null system call{f' / {wrs}' if wrs > 1 else ''} + one "
+            f"{size} B copy (same boot)")
+    if m[2] == "us":
+        n = 2 if m[1].startswith("rc_pingpong") else 1
+        return what, n * per_msg / 1e3
+    rate = 1e9 / per_msg
+    return what, rate if m[2] == "mmps" else rate * size / 2**20
+
 
 def sig_digits(v):
     """Significant digits of a figure printed with a fixed number of decimals."""
@@ -165,10 +241,10 @@ def exact_rates(vals):
     size, keep the one with more significant digits and derive the other:
     MiB/s = Mmsg/s * 1e6 * size / 2^20."""
     for (part, metric, dev), v in list(vals.items()):
-        m = re.match(r"^(\w+)_bw_mibs_(\d+)$", metric)
+        m = re.match(r"^(\w+?)_bw_mibs_(\d+)(\w*)$", metric)
         if part != "e2e" or not m:
             continue
-        rate_key = ("e2e", f"{m[1]}_bw_mmps_{m[2]}", dev)
+        rate_key = ("e2e", f"{m[1]}_bw_mmps_{m[2]}{m[3]}", dev)
         rate, size = vals.get(rate_key), int(m[2])
         if rate is None:
             continue
@@ -176,6 +252,95 @@ def exact_rates(vals):
             vals[(part, metric, dev)] = rate * 1e6 * size / 2**20
         else:
             vals[rate_key] = v * 2**20 / size / 1e6
+
+
+def floor_rows(vals, sfx):
+    """The floors of the boot as rows of their own, and krwq0's 64-byte
+    send against the null system call (its goals)."""
+    rows = []
+    sys_ns = vals.get(("floor", "syscall_ns", "guest"))
+    ring = vals.get(("floor", "ring_post_ns", "guest"))
+    if sys_ns is not None:
+        rows.append(row("floor: null system call, syscall(SYS_getppid), best round" + sfx,
+                        "ns", "lower", sys_ns))
+    if ring is not None:
+        rows.append(row("floor: one WQE written into a mapped ring, no provider" + sfx,
+                        "ns", "lower", ring))
+    for size in (64, 65536):
+        c = copy_ns(vals, size)
+        if c is not None:
+            rows.append(row(f"floor: one {size} B in-guest copy, best of memcpy and rep movsb"
+                            + sfx, "ns", "lower", c))
+    if sys_ns is None:
+        return rows
+    k = vals.get(("e2e", "send_bw_mmps_64", "krwq0"))
+    if k is not None:
+        rows.append(row("floor: ib_send_bw 64 B, 1 WR per call, against the null system call"
+                        + sfx, "msg/s", "higher", k * 1e6,
+                        "null system calls/s (same boot)", 1e9 / sys_ns, "ratio >= 0.25",
+                        lambda r: r >= 0.25))
+    k = vals.get(("e2e", "send_lat_typical_us_64", "krwq0"))
+    if k is not None:
+        rows.append(row("floor: ib_send_lat 64 B, typical, against the null system call" + sfx,
+                        "us", "lower", k, "one null system call (same boot)", sys_ns / 1e3,
+                        "ratio <= 4", lambda r: r <= 4))
+    return rows
+
+
+# guest-bench.sh's breakdown: each traced level's own time (less its
+# traced callees), and the leaves, as medians over the posts
+SEGMENTS = [("seg_ioctl_ns", "uverbs: ioctl dispatch, attributes, object lookup"),
+            ("seg_uverbs_post_send_ns", "uverbs: WR copy-in and rebuild (ib_uverbs_post_send)"),
+            ("seg_krwq_post_send_ns", "krwq_post_send: lock, send-queue entry, run"),
+            ("seg_exec_ns", "delivery: destination, MR checks, receive WQE fill"),
+            ("seg_take_ns", "the take (krwq_rq_take_fitting)"),
+            ("seg_copy_ns", "the 64 B copy (krwq_copy)"),
+            ("seg_cq_ns", "both completions (krwq_cq_enter)")]
+
+
+def breakdown(vals):
+    """One 64-byte ibv_post_send on krwq0 as [(segment, ns)], its total,
+    krwq's share and the tracer's cost per traced call; None without the
+    figures.  Every traced call adds the tracer's cost (the median of the
+    traced unlock of the seam, whose body is next to nothing) to its own
+    time and to each caller's inclusive time, so each segment loses one
+    cost per traced call in it, an inclusive time one per traced call
+    under it and itself."""
+    def get(what):
+        return vals.get(("trace", what, "krwq0"))
+    cost, sys_ns, ncq = get("tracer_ns"), vals.get(("floor", "syscall_ns", "guest")), get("cq_calls")
+    if cost is None or sys_ns is None or ncq is None or any(get(m) is None for m, _ in SEGMENTS):
+        return None
+    segs = [("system call entry and exit (the null system call)", sys_ns)]
+    for m, name in SEGMENTS:
+        calls = ncq if m == "seg_cq_ns" else 1
+        segs.append((name, max(get(m) - cost * calls, 0)))
+    # traced calls: the ioctl, post_send, krwq_post_send, delivery, take,
+    # copy and the completions; krwq_post_send holds the last five
+    total = sys_ns + max(get("ioctl_ns") - cost * (6 + ncq), 0)
+    mine = max(get("krwq_ns") - cost * (4 + ncq), 0)
+    return segs, total, mine, cost
+
+
+def breakdown_rows(vals, sfx):
+    b = breakdown(vals)
+    if not b:
+        return []
+    segs, total, mine, cost = b
+    posts = vals.get(("trace", "posts", "krwq0"))
+    note = (f"medians over {posts:.0f} posts traced by function_graph, less "
+            f"{cost:.0f} ns the tracer adds per traced call")
+    rows = [row(f"breakdown: {name}" + sfx, "ns", "lower", v, note=note if i == 0 else None,
+                rid=f"breakdown-{i}{slug(sfx)}")
+            for i, (name, v) in enumerate(segs)]
+    rows.append(row("breakdown: one 64 B ibv_post_send, all" + sfx, "ns", "lower", total,
+                    note=f"uverbs and the system call: {(total - mine) / total:.0%}, "
+                    f"krwq_post_send: {mine / total:.0%}"))
+    rows.append(row("floor: krwq's own share of a 64 B send (krwq_post_send) against the "
+                    "null system call" + sfx, "ns", "lower", mine,
+                    "one null system call (same boot)", segs[0][1], "ratio <= 1",
+                    lambda r: r <= 1))
+    return rows
 
 
 def guest_rows(vals, tag):
@@ -189,17 +354,26 @@ def guest_rows(vals, tag):
         # the in-kernel part uses kernel QPs: the uverbs ABI does not apply
         rows.append(row(name, unit, better, k, "rdmavt (same boot)", p, goal,
                         (lambda r, b=bound: r <= b) if bound else None))
-    for metric, name, unit, better in E2E:
-        k, p = vals.get(("e2e", metric, "krwq0")), vals.get(("e2e", metric, "rxe0"))
+    def e2e_row(metric, name, unit, better, krwq, peer, cm):
+        k, p = vals.get(("e2e", metric + cm, krwq)), vals.get(("e2e", metric + cm, peer))
         if k is None or p is None:
-            continue
+            return
         if "_mmps_" in metric:	# perftest reports millions of messages/s
             k, p = k * 1e6, p * 1e6
-        higher = better == "higher"
-        goal = "ratio >= 20" if higher else "ratio <= 0.05"
-        test = (lambda r: r >= 20) if higher else (lambda r: r <= 0.05)
-        rows.append(row("e2e: " + name + sfx, unit, better, k, "rxe0 (same boot)", p, goal,
-                        test))
+        goals = GOALS_PL64 if metric == "send_bw_mmps_64_pl32" else GOALS
+        goal, test = goal_of(better, goals[peer])
+        what, floor = floor_of(vals, metric)
+        via = f", rdma_cm, {krwq} against {peer}" if cm else ""
+        rows.append(row("e2e: " + name + via + sfx, unit, better, k, f"{peer} (same boot)",
+                        p, goal, test, floor=what, floor_value=floor))
+
+    for metric, name, unit, better in E2E:
+        e2e_row(metric, name, unit, better, "krwq0", "rxe0", "")
+    for metric, name, unit, better in CM:
+        for peer in ("rxe0", "siw0"):
+            e2e_row(metric, name, unit, better, "krwqe0", peer, "_cm")
+    rows += floor_rows(vals, sfx)
+    rows += breakdown_rows(vals, sfx)
     # the copy limit: the faster of glibc's memcpy and rep movsb
     k = vals.get(("e2e", "send_bw_mibs_65536", "krwq0"))
     copies = [v for (p, m, d), v in vals.items()
@@ -358,7 +532,7 @@ def goal_advantage(r):
     return x if r["better"] == "higher" else 1 / x
 
 
-SECTIONS = ["host", "kernel", "e2e", "abi", "ulp"]
+SECTIONS = ["host", "kernel", "e2e", "floor", "breakdown", "abi", "ulp"]
 
 
 def section_rank(name):
@@ -403,8 +577,9 @@ def compare(r):
 
 
 def markdown(rows):
-    out = ["| benchmark | unit | krwq | peer | peer value | ratio | krwq against peer | goal | met |",
-           "| --- | --- | ---: | --- | ---: | ---: | ---: | --- | --- |"]
+    out = ["| benchmark | unit | krwq | peer | peer value | ratio | krwq against peer | goal | met "
+           "| krwq / floor |",
+           "| --- | --- | ---: | --- | ---: | ---: | ---: | --- | --- | ---: |"]
     notes = []
     for r in rows:
         met = {True: "yes", False: "**no**", None: "-"}[r["met"]]
@@ -414,7 +589,7 @@ def markdown(rows):
             name += f" [{len(notes)}]"
         out.append(f"| {name} | {r['unit']}, {r['better']} is better | {fmt(r['krwq'])} | "
                    f"{r['peer'] or '-'} | {fmt(r['peer_value'])} | {fmt(r['ratio'])} | "
-                   f"{compare(r)} | {r['goal'] or '-'} | {met} |")
+                   f"{compare(r)} | {r['goal'] or '-'} | {met} | {fmt(r.get('floor_ratio'))} |")
     if notes:
         out.append("")
         out += [f"[{i}] {n}" for i, n in enumerate(notes, 1)]
@@ -453,7 +628,7 @@ def plot(rows, host_json, png, workdir):
     # bars for krwq against another implementation (not bytes, not the
     # interrupts-off section against a copy)
     bars = [(r["name"], advantage(r), goal_advantage(r)) for r in rows
-            if advantage(r) and not r["name"].startswith("host: bytes")
+            if advantage(r) and not r["name"].startswith(("host: bytes", "floor:"))
             and not r["id"].startswith("irqoff")]
     # grouped by section, in the order of the table: host, kernel, end to end
     bars.sort(key=lambda b: section_rank(b[0]))
@@ -516,6 +691,45 @@ unset multiplot
     subprocess.run(["gnuplot", sfile], check=True)
 
 
+def plot_send(rows, png, workdir):
+    """The breakdown of a 64-byte send as one stacked bar beside the null
+    system call, per boot that has one."""
+    runs = {}
+    for r in rows:
+        m = re.match(r"^breakdown: (.*?)( \((abi=\d)\))?$", r["name"])
+        if m and not m[1].startswith("one 64 B"):
+            runs.setdefault(m[3] or "", []).append((m[1], r["krwq"]))
+    if not runs:
+        return False
+    names = next(iter(runs.values()))
+    dfile = os.path.join(workdir, "send.dat")
+    with open(dfile, "w") as f:
+        f.write("what " + " ".join(f'"{n}"' for n, _ in names) + "\n")
+        for tag, segs in runs.items():
+            f.write(f'"64 B ibv_post_send{" " + tag if tag else ""}" '
+                    + " ".join(str(v) for _, v in segs) + "\n")
+        f.write('"null system call" ' + str(names[0][1]) + " 0" * (len(names) - 1) + "\n")
+    script = f"""
+set terminal pngcairo size 1100,600 font ",9" noenhanced
+set output "{png}"
+set title "Where one 64-byte ibv_post_send on krwq0 spends its time (function_graph medians, TCG)"
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.8 border -1
+set boxwidth 0.5
+set ylabel "ns"
+set yrange [0:*]
+set key outside right top vertical
+set grid ytics
+plot for [i=2:{len(names) + 1}] "{dfile}" using i:xtic(1) title columnheader(i)
+"""
+    sfile = os.path.join(workdir, "send.gp")
+    with open(sfile, "w") as f:
+        f.write(script)
+    subprocess.run(["gnuplot", sfile], check=True)
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--host", help="Google Benchmark JSON of host_bench")
@@ -526,6 +740,7 @@ def main():
     ap.add_argument("--json", required=True)
     ap.add_argument("--md", required=True)
     ap.add_argument("--png")
+    ap.add_argument("--send-png", help="the stacked bar of a 64-byte send's time")
     ap.add_argument("--commit", default="unknown", help="the commit measured")
     ap.add_argument("--date", required=True, help="when, UTC")
     ap.add_argument("--variant", help="the test kernel variant the VM booted")
@@ -568,6 +783,8 @@ def main():
         print(f"error: {e}", file=sys.stderr)
     if a.png:
         plot(rows, a.host, a.png, os.path.dirname(a.json) or ".")
+    if a.send_png:
+        plot_send(rows, a.send_png, os.path.dirname(a.json) or ".")
     return 0
 
 

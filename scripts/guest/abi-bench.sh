@@ -7,11 +7,18 @@
 # line per ABI:
 #   abi=N post_recv_calls_per_s=N send_lat_64_typical_us=N \
 #     send_bw_64_mpps=N send_bw_64k_mbps=N
-# (perftest's own columns: t_typical, MsgRate, BW average).
-#   abi-bench.sh [SECONDS_PER_RATE_RUN [KRWQ_KO]]
+# (perftest's own columns: t_typical, MsgRate, BW average), and, given
+# bench/floors.c's program, its floors in the same boot:
+#   floors syscall_ns=N ring_post_ns=N
+#   abi-bench.sh [SECONDS_PER_RATE_RUN [KRWQ_KO [FLOORS]]]
 secs=${1:-3}
 ko=${2:-/krwq/krwq.ko}
+floors=${3:-}
 port=19500
+
+if [ -n "$floors" ]; then
+	echo "floors $("$floors" | sed 's/ /=/' | tr '\n' ' ')"
+fi
 
 # perf COLUMN PROGRAM ARGS...: server and client on loopback; prints the
 # client's value in COLUMN (1-based) of perftest's result row
