@@ -10,19 +10,13 @@ log=/tmp/debian-check.log
 # shellcheck source=tap.sh # scripts/vm puts it in /krwq/lib
 . /krwq/lib/tap.sh
 
-check() {	# check NAME COMMAND...
-	name=$1
-	shift
-	"$@" > $log 2>&1
-	report $? "$name"
-}
 
-check "uname -r is the package's release $rel" test "$(uname -r)" = "$rel"
-check "/proc/version: built by Debian" grep -q 'debian-kernel@lists.debian.org' /proc/version
+tap_check "uname -r is the package's release $rel" test "$(uname -r)" = "$rel"
+tap_check "/proc/version: built by Debian" grep -q 'debian-kernel@lists.debian.org' /proc/version
 for m in ib_core ib_uverbs; do
-	check "$m is a loaded module from the package's tree" \
+	tap_check "$m is a loaded module from the package's tree" \
 		sh -c "grep -q '^$m ' /proc/modules && modinfo -n $m | grep -q '^/lib/modules/$rel/kernel/'"
 done
-check "krwq.ko's vermagic is $rel" sh -c "modinfo -F vermagic /krwq/krwq.ko | grep -q '^$rel '"
-check "krwq0 is registered" test -d /sys/class/infiniband/krwq0
+tap_check "krwq.ko's vermagic is $rel" sh -c "modinfo -F vermagic /krwq/krwq.ko | grep -q '^$rel '"
+tap_check "krwq0 is registered" test -d /sys/class/infiniband/krwq0
 tap_summary

@@ -6,6 +6,8 @@
 #   report OK NAME [DETAIL]   OK is an exit status; a failure is followed
 #                             by DETAIL, or else by tap_detail's output,
 #                             as "# " lines
+#   tap_check NAME CMD...     report CMD's exit status as NAME, its output
+#                             in the file $log
 #   tap_summary               "P passed, F failed"; status 0 iff none failed
 # With tap_t0 set (seconds of uptime), each result is preceded by the
 # seconds since then.
@@ -36,6 +38,13 @@ report() {
 # it.  By default the last lines of the file $log, if there is one.
 tap_detail() {
 	[ -n "${log:-}" ] && [ -f "$log" ] && tail -n 25 "$log"
+}
+
+tap_check() {
+	tc_name=$1
+	shift
+	"$@" > "$log" 2>&1
+	report $? "$tc_name"
 }
 
 tap_summary() {
