@@ -26,7 +26,7 @@ DEPMOD ?= /sbin/depmod
 MODINFO ?= /sbin/modinfo
 
 .PHONY: all modules install uninstall kdir-check user demo check check-race host-test fuzz bench \
-	clean help kernel lint core-flags-clang
+	clean help kernel lint core-flags-clang coverage
 
 all: modules
 
@@ -85,6 +85,12 @@ check-race:
 lint:
 	scripts/lint
 
+# line and branch coverage into build/coverage: the core on the host, and
+# krwq.ko under the VM stages on a third cached kernel (gcov); not part of
+# make check
+coverage:
+	scripts/coverage
+
 host-test: build/host-asan/rq_test build/host-tsan/rq_test
 	build/host-asan/rq_test
 	TSAN_OPTIONS=halt_on_error=1 build/host-tsan/rq_test
@@ -117,6 +123,8 @@ help:
 	@echo 'make demo       boot the test VM, load krwq, show it working'
 	@echo 'make check      every test; ends with "N passed, N failed"'
 	@echo 'make check-race krwq under KCSAN (a second cached test kernel)'
+	@echo 'make coverage   line and branch coverage of the core (host) and of krwq.ko'
+	@echo '                under the VM stages (a gcov test kernel) into build/coverage'
 	@echo 'make            build krwq.ko against the running kernel (its headers)'
 	@echo '                or KDIR=DIR; the KUnit modules too if DIR has CONFIG_KUNIT'
 	@echo 'make install    install the build into /lib/modules/<release>/updates/krwq,'

@@ -82,8 +82,6 @@ struct Krwq {
 	u32 tail;
 	u32 count TA_GUARDED(c_lock);
 	Rwqe *curr_wq;
-
-	Rwqe *inline_entries() { return byte_offset<Rwqe>(this, KRWQ_KRWQ_WQ); }
 };
 
 // struct krwq_rq

@@ -1013,6 +1013,33 @@ static void user_ring_flush_bounded(struct kunit *t)
 	rq_env_free(rq);
 }
 
+/*
+ * An armed limit on a user ring whose head user space has since made
+ * invalid: a take trusts the cached count while it is large (no read of
+ * head), but the take that brings it under the limit reads head again,
+ * can trust nothing it finds and counts the ring as empty, so the event
+ * fires and the next take finds nothing.
+ */
+static void user_ring_limit_bad_head(struct kunit *t)
+{
+	struct krwq_rq *rq = active_rq(t, 40, 1, RQ_ENV_USER);
+	struct krwq_taken out;
+	int i;
+
+	KUNIT_ASSERT_TRUE(t, rq);
+	for (i = 0; i < 17; i++)
+		user_post(rq, 10 + i, 1);
+	KUNIT_EXPECT_EQ(t, krwq_rq_set_limit(rq, 16), 0);
+	take_expect(t, rq, 10, 1);		/* reads head: 16 left */
+	*rq_env_user_head(rq) = 0xffffffffu;
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), KRWQ_TAKE_TAKEN);
+	KUNIT_EXPECT_EQ(t, out.wr_id, 11ull);
+	KUNIT_EXPECT_EQ(t, out.flags & KRWQ_TAKEN_LIMIT_REACHED, KRWQ_TAKEN_LIMIT_REACHED);
+	KUNIT_EXPECT_EQ(t, krwq_rq_limit(rq), 0u);
+	KUNIT_EXPECT_EQ(t, take_any(rq, &out), KRWQ_TAKE_EMPTY);
+	rq_env_free(rq);
+}
+
 /* --- out-parameters: written on every return path ---------------------- */
 
 /*
@@ -1354,6 +1381,7 @@ struct kunit_case krwq_rq_cases[] = {
 	KUNIT_CASE(user_ring_reset),
 	KUNIT_CASE(user_ring_new_refuses),
 	KUNIT_CASE(user_ring_flush_bounded),
+	KUNIT_CASE(user_ring_limit_bad_head),
 	KUNIT_CASE(take_writes_every_field),
 	KUNIT_CASE(seam_writes_out_params),
 	KUNIT_CASE(threads_one_producer),

@@ -683,6 +683,161 @@ static void vt_limits_enforced(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, PTR_ERR_OR_ZERO(qp), -EINVAL);
 }
 
+/*
+ * The device's limit on each kind of object: creating them until one is
+ * refused stops at exactly the limit, with -ENOMEM; after one is freed the
+ * next fits again.
+ */
+struct vt_kind {
+	int max;
+	atomic_t *(*count)(struct krwq_dev *kdev);
+	void *(*make)(struct vt *v);
+	void (*drop)(void *obj);
+};
+
+static void vt_fill_to_limit(struct kunit *t, const struct vt_kind *k)
+{
+	struct vt *v = t->priv;
+	struct krwq_dev *kdev = to_kdev(v->dev);
+	void **objs = kunit_kmalloc_array(t, k->max + 1, sizeof(*objs), GFP_KERNEL);
+	void *o = NULL;
+	int n = 0;
+
+	KUNIT_ASSERT_TRUE(t, objs);
+	while (n <= k->max) {
+		o = k->make(v);
+		if (IS_ERR(o))
+			break;
+		objs[n++] = o;
+	}
+	KUNIT_EXPECT_EQ(t, PTR_ERR_OR_ZERO(o), -ENOMEM);
+	KUNIT_EXPECT_EQ(t, atomic_read(k->count(kdev)), k->max);
+	if (n > 0) {
+		k->drop(objs[--n]);
+		o = k->make(v);
+		KUNIT_EXPECT_FALSE(t, IS_ERR(o));
+		if (!IS_ERR(o))
+			objs[n++] = o;
+	}
+	while (n > 0)
+		k->drop(objs[--n]);
+}
+
+static atomic_t *vt_n_pd(struct krwq_dev *kdev) { return &kdev->n_pd; }
+static atomic_t *vt_n_cq(struct krwq_dev *kdev) { return &kdev->n_cq; }
+static atomic_t *vt_n_srq(struct krwq_dev *kdev) { return &kdev->n_srq; }
+static atomic_t *vt_n_qp(struct krwq_dev *kdev) { return &kdev->n_qp; }
+static atomic_t *vt_n_ah(struct krwq_dev *kdev) { return &kdev->n_ah; }
+
+static void *vt_make_pd(struct vt *v)
+{
+	return ib_alloc_pd(v->dev, 0);
+}
+
+static void vt_drop_pd(void *pd)
+{
+	ib_dealloc_pd(pd);
+}
+
+static void *vt_make_cq(struct vt *v)
+{
+	struct ib_cq_init_attr a = { .cqe = 1 };
+
+	return ib_create_cq(v->dev, NULL, NULL, NULL, &a);
+}
+
+static void vt_drop_cq(void *cq)
+{
+	ib_destroy_cq(cq);
+}
+
+static void *vt_make_srq(struct vt *v)
+{
+	struct ib_srq_init_attr a = { .attr = { .max_wr = 1, .max_sge = 1 } };
+
+	return ib_create_srq(v->pd, &a);
+}
+
+static void vt_drop_srq(void *srq)
+{
+	ib_destroy_srq(srq);
+}
+
+static void *vt_make_qp(struct vt *v)
+{
+	struct ib_qp_init_attr init = {
+		.send_cq = v->scq, .recv_cq = v->rcq, .qp_type = IB_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return ib_create_qp(v->pd, &init);
+}
+
+static void vt_drop_qp(void *qp)
+{
+	ib_destroy_qp(qp);
+}
+
+static void *vt_make_ah(struct vt *v)
+{
+	struct rdma_ah_attr attr = { .type = RDMA_AH_ATTR_TYPE_IB };
+
+	rdma_ah_set_dlid(&attr, VT_LID);
+	rdma_ah_set_port_num(&attr, 1);
+	return rdma_create_ah(v->pd, &attr, 0);
+}
+
+static void vt_drop_ah(void *ah)
+{
+	rdma_destroy_ah(ah, 0);
+}
+
+static void vt_pd_limit(struct kunit *t)
+{
+	static const struct vt_kind k = {
+		KRWQ_MAX_PD, vt_n_pd, vt_make_pd, vt_drop_pd,
+	};
+
+	vt_fill_to_limit(t, &k);
+}
+
+static void vt_cq_limit(struct kunit *t)
+{
+	static const struct vt_kind k = {
+		KRWQ_MAX_CQ, vt_n_cq, vt_make_cq, vt_drop_cq,
+	};
+
+	vt_fill_to_limit(t, &k);
+}
+
+static void vt_srq_limit(struct kunit *t)
+{
+	static const struct vt_kind k = {
+		KRWQ_MAX_SRQ, vt_n_srq, vt_make_srq, vt_drop_srq,
+	};
+
+	vt_fill_to_limit(t, &k);
+}
+
+static void vt_qp_limit(struct kunit *t)
+{
+	static const struct vt_kind k = {
+		KRWQ_MAX_QP, vt_n_qp, vt_make_qp, vt_drop_qp,
+	};
+
+	vt_fill_to_limit(t, &k);
+}
+
+static void vt_ah_limit(struct kunit *t)
+{
+	static const struct vt_kind k = {
+		KRWQ_MAX_AH, vt_n_ah, vt_make_ah, vt_drop_ah,
+	};
+
+	vt_fill_to_limit(t, &k);
+}
+
 /* Completions of a destroyed QP are gone: polling them must not see it. */
 static void vt_destroy_drops_completions(struct kunit *t)
 {
@@ -2204,6 +2359,11 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_cq_notify),
 	KUNIT_CASE(vt_cq_overflow),
 	KUNIT_CASE(vt_limits_enforced),
+	KUNIT_CASE(vt_pd_limit),
+	KUNIT_CASE(vt_cq_limit),
+	KUNIT_CASE(vt_srq_limit),
+	KUNIT_CASE(vt_qp_limit),
+	KUNIT_CASE(vt_ah_limit),
 	KUNIT_CASE(vt_destroy_drops_completions),
 	KUNIT_CASE(vt_foreign_sender_refused),
 	KUNIT_CASE(vt_send_waits_for_peer_to_connect),

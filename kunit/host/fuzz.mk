@@ -11,7 +11,7 @@ FUZZ_OUT := build/fuzz
 
 $(FUZZ_OUT)/%.o: cxx-core/%.cpp $(KRWQ_HOST_LAYOUT_DIR)/krwq_layout.h $(wildcard cxx-core/*.h)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CXX) $(filter-out $(KRWQ_CORE_GCC_ONLY),$(HOST_CORE_FLAGS)) $(FUZZ_SAN) -c -o $@ $<
+	$(FUZZ_CXX) $(HOST_CORE_FLAGS_CLANG) $(FUZZ_SAN) -c -o $@ $<
 
 $(FUZZ_OUT)/rq_fuzz.o: kunit/host/rq_fuzz.cpp cxx-core/krwq_core.h module/rq.h $(HOST_INCLUDE_HDRS)
 	@mkdir -p $(dir $@)
@@ -19,3 +19,13 @@ $(FUZZ_OUT)/rq_fuzz.o: kunit/host/rq_fuzz.cpp cxx-core/krwq_core.h module/rq.h $
 
 $(FUZZ_OUT)/rq_fuzz: $(KRWQ_CORE_UNITS:%=$(FUZZ_OUT)/%.o) $(FUZZ_OUT)/rq_fuzz.o
 	$(FUZZ_CXX) $(FUZZ_SAN) -o $@ $^
+
+# The seed corpus replayed for coverage (scripts/coverage): the target,
+# without sanitizers, linked with libFuzzer's driver and host.mk's
+# coverage build of the core (only the core's counts are reported).
+build/host-cov/rq_fuzz.o: kunit/host/rq_fuzz.cpp cxx-core/krwq_core.h module/rq.h $(HOST_INCLUDE_HDRS)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CXX) -std=gnu++20 -O1 -g $(HOST_WARN) $(HOST_CPPFLAGS) -c -o $@ $<
+
+build/host-cov/rq_fuzz: $(KRWQ_CORE_UNITS:%=build/host-cov/%.o) build/host-cov/rq_fuzz.o
+	$(FUZZ_CXX) -fsanitize=fuzzer $(HOST_SAN_cov) -o $@ $^

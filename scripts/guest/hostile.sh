@@ -13,6 +13,7 @@
 #  2. a pingpong on krwq0 afterwards;
 #  3. rmmod while a pingpong runs, while ib_send_bw runs, and while a
 #     process holds QPs without traffic; a pingpong after each re-insert;
+#     insmod with out-of-range parameters, which must be refused;
 #  4. CYCLES insmod/rmmod cycles in a row, the device checked after
 #     each insert, a pingpong at the end.
 # Prints TAP; each program's own TAP lines are folded in as one line
@@ -157,6 +158,21 @@ cat /tmp/held1.log /tmp/held2.log >> $log
 report $? "rmmod while processes hold QPs, an SRQ, CQs and MRs (no traffic)"
 insmod /krwq/krwq.ko && pingpong 18809
 report $? "re-insert, then ibv_rc_pingpong passes"
+
+# --- out-of-range module parameters: each insert refused, nothing left
+# loaded; then a plain insert works
+rmmod krwq
+: > $log
+bad=0
+for p in num_devices=0 num_devices=17 abi=0 abi=3; do
+	if insmod /krwq/krwq.ko $p >> $log 2>&1 || loaded; then
+		echo "insmod krwq.ko $p was not refused" >> $log
+		bad=$((bad + 1))
+		rmmod krwq >> $log 2>&1
+	fi
+done
+insmod /krwq/krwq.ko >> $log 2>&1 && [ $bad = 0 ]
+report $? "insmod with num_devices=0 or 17, abi=0 or 3 refused; a plain insmod then works"
 
 # --- 3. insert/remove cycles ------------------------------------------------
 # (krwq0's port read from sysfs after each insert; a pingpong at the end)
