@@ -689,6 +689,7 @@ static void vt_limits_enforced(struct kunit *t)
  * next fits again.
  */
 struct vt_kind {
+	const char *name;
 	int max;
 	atomic_t *(*count)(struct krwq_dev *kdev);
 	void *(*make)(struct vt *v);
@@ -793,49 +794,24 @@ static void vt_drop_ah(void *ah)
 	rdma_destroy_ah(ah, 0);
 }
 
-static void vt_pd_limit(struct kunit *t)
-{
-	static const struct vt_kind k = {
-		KRWQ_MAX_PD, vt_n_pd, vt_make_pd, vt_drop_pd,
-	};
+static const struct vt_kind vt_kinds[] = {
+	{ "PD", KRWQ_MAX_PD, vt_n_pd, vt_make_pd, vt_drop_pd },
+	{ "CQ", KRWQ_MAX_CQ, vt_n_cq, vt_make_cq, vt_drop_cq },
+	{ "SRQ", KRWQ_MAX_SRQ, vt_n_srq, vt_make_srq, vt_drop_srq },
+	{ "QP", KRWQ_MAX_QP, vt_n_qp, vt_make_qp, vt_drop_qp },
+	{ "AH", KRWQ_MAX_AH, vt_n_ah, vt_make_ah, vt_drop_ah },
+};
 
-	vt_fill_to_limit(t, &k);
+static void vt_kind_desc(const struct vt_kind *k, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", k->name);
 }
 
-static void vt_cq_limit(struct kunit *t)
+KUNIT_ARRAY_PARAM(vt_kind, vt_kinds, vt_kind_desc);
+
+static void vt_object_limit(struct kunit *t)
 {
-	static const struct vt_kind k = {
-		KRWQ_MAX_CQ, vt_n_cq, vt_make_cq, vt_drop_cq,
-	};
-
-	vt_fill_to_limit(t, &k);
-}
-
-static void vt_srq_limit(struct kunit *t)
-{
-	static const struct vt_kind k = {
-		KRWQ_MAX_SRQ, vt_n_srq, vt_make_srq, vt_drop_srq,
-	};
-
-	vt_fill_to_limit(t, &k);
-}
-
-static void vt_qp_limit(struct kunit *t)
-{
-	static const struct vt_kind k = {
-		KRWQ_MAX_QP, vt_n_qp, vt_make_qp, vt_drop_qp,
-	};
-
-	vt_fill_to_limit(t, &k);
-}
-
-static void vt_ah_limit(struct kunit *t)
-{
-	static const struct vt_kind k = {
-		KRWQ_MAX_AH, vt_n_ah, vt_make_ah, vt_drop_ah,
-	};
-
-	vt_fill_to_limit(t, &k);
+	vt_fill_to_limit(t, t->param_value);
 }
 
 /* Completions of a destroyed QP are gone: polling them must not see it. */
@@ -2359,11 +2335,7 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_cq_notify),
 	KUNIT_CASE(vt_cq_overflow),
 	KUNIT_CASE(vt_limits_enforced),
-	KUNIT_CASE(vt_pd_limit),
-	KUNIT_CASE(vt_cq_limit),
-	KUNIT_CASE(vt_srq_limit),
-	KUNIT_CASE(vt_qp_limit),
-	KUNIT_CASE(vt_ah_limit),
+	KUNIT_CASE_PARAM(vt_object_limit, vt_kind_gen_params),
 	KUNIT_CASE(vt_destroy_drops_completions),
 	KUNIT_CASE(vt_foreign_sender_refused),
 	KUNIT_CASE(vt_send_waits_for_peer_to_connect),
