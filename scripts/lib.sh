@@ -26,9 +26,14 @@ dose() {
 M_DMESG_BEGIN=@@krwq-vm-dmesg-begin@@
 M_DMESG_END=@@krwq-vm-dmesg-end@@
 
+# section LOG BEGIN END: the lines of LOG between two marker lines.
+section() {
+	awk -v b="$2" -v e="$3" 'index($0, e) { on = 0 } on { print } index($0, b) { on = 1 }' "$1"
+}
+
 # vm_dmesg CONSOLE: the kernel log in the VM console log CONSOLE
 vm_dmesg() {
-	sed -n "/^$M_DMESG_BEGIN\$/,/^$M_DMESG_END\$/p" "$1"
+	section "$1" "$M_DMESG_BEGIN" "$M_DMESG_END"
 }
 
 # kunit_marked TAG LOG: the KTAP that LOG holds between the lines
@@ -58,10 +63,8 @@ kunit_logged() {
 # parameterised case counting once by its own result (no case at all is
 # one failure)
 kunit_tally() {
-	local ver
-	ver=$(dpkg-query -W -f='${Version}' linux-source-6.1)
 	rm -f "$2"
-	python3 "$KRWQ_CACHE/linux-source-$ver/tools/testing/kunit/kunit.py" parse \
+	python3 "$(kernel_src)/tools/testing/kunit/kunit.py" parse \
 		--json="$2" "$1" >&2
 	python3 - "$2" <<'PY' || echo "0 1 0"
 import json, sys
@@ -137,6 +140,12 @@ KERNEL_BUILD_PKGS=(linux-source-6.1 build-essential flex bison bc libelf-dev lib
 # shellcheck disable=SC2034 # used by the scripts that source this file
 VM_PKGS=(qemu-system-x86 busybox-static cpio kmod rdma-core ibverbs-utils ibverbs-providers
 	libibverbs-dev rdmacm-utils libgcc-s1 perftest iproute2 gzip nvme-cli fio)
+
+# kernel_src: where scripts/test-kernel unpacks Debian's linux-source-6.1
+# (for its kunit.py, checkpatch.pl and kernel-doc too)
+kernel_src() {
+	echo "$KRWQ_CACHE/linux-source-$(dpkg-query -W -f='${Version}' linux-source-6.1)"
+}
 
 # kernel_dir [VARIANT]: the cache folder of the test kernel for the current
 # source version and config fragment(s).  Prints the path; builds nothing.
