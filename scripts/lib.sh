@@ -92,6 +92,25 @@ print(passed, failed if cases else 1, skipped)
 PY
 }
 
+# The suites of krwq_kunit.ko, which run when it is loaded.
+# shellcheck disable=SC2034 # used by the scripts that source this file
+KRWQ_KUNIT_SUITES="krwq_rq krwq_verbs krwq_stress"
+
+# kunit_suites CONSOLE DIR WHERE: the KRWQ_KUNIT_SUITES of the VM console
+# log CONSOLE, each kept as DIR/kunit-SUITE.{ktap,json} and logged with
+# WHERE; prints "PASSED FAILED" over them all
+kunit_suites() {
+	local s p f all_p=0 all_f=0 ktap
+	for s in $KRWQ_KUNIT_SUITES; do
+		ktap=$2/kunit-$s.ktap
+		kunit_logged "$s" "$1" > "$ktap"
+		read -r p f _ < <(kunit_tally "$ktap" "${ktap%.ktap}.json")
+		log "KUnit $s$3: $p passed, $f failed"
+		all_p=$((all_p + p)) all_f=$((all_f + f))
+	done
+	echo "$all_p $all_f"
+}
+
 # stress_report CONSOLE NAME: show what each krwq_stress round moved, from
 # the kernel's messages in the VM console log CONSOLE (KUnit's results
 # file keeps only a parameterised case's last round), and add the WQEs to
