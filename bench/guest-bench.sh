@@ -109,9 +109,12 @@ pair() {
 	spid=$!
 	# over rdma_cm, the client starts a second after the server's ID
 	# listens on its device (the RDMA core lists a wildcard listener per
-	# device; the CM's own listener may come a moment later): a client
-	# refused by rdma_cm is not retried, perftest may crash on that path
+	# device; the CM's own listener may come a moment later), and it
+	# connects through cm_delay.so: perftest's data connection races its
+	# server's second listen, and its retry crashes (user/cm_delay.c)
+	pre=
 	if [ $cm = 1 ]; then
+		pre="env LD_PRELOAD=/krwq/bin/cm_delay.so"
 		tries=0
 		until rdma resource show cm_id 2> /dev/null | grep "^link $dev/" |
 			grep ' state LISTEN ' | grep -q " src-addr [^ ]*:$port "; do
@@ -125,7 +128,8 @@ pair() {
 	tries=0
 	while :; do
 		sleep 1
-		timeout 300 "$@" ${cj:+--out_json "--out_json_file=$cj"} -p $port \
+		# shellcheck disable=SC2086 # pre is words
+		timeout 300 $pre "$@" ${cj:+--out_json "--out_json_file=$cj"} -p $port \
 			"${addr:-127.0.0.1}" > "$plog" 2>&1
 		crc=$?
 		tries=$((tries + 1))

@@ -25,10 +25,27 @@ tap_t0=$(cut -d. -f1 /proc/uptime)
 
 now() { cut -d. -f1 /proc/uptime; }
 
-# a failure shows the client's and the server's output, less ping data
+# a failure shows the last lines of the client's output, then the
+# server's (with both exit statuses), less ping data and perftest's rulers;
+# or, with no client run, the last lines of the step's output
 tap_detail() {
-	grep -v -e 'ping data: ' -e ' address: ' -e '^ GID: ' -e '^---' "$log" | tail -n 30
+	if ! grep -qx -- '--- server' "$log"; then
+		quiet < "$log" | tail -n 30
+		return
+	fi
+	sed '/^--- server$/,$d' "$log" | quiet | tail -n 15
+	echo "--- server"
+	sed -n '/^--- server$/,$p' "$log" | sed 1d | quiet | tail -n 15
 }
+quiet() { grep -v -e 'ping data: ' -e ' address: ' -e '^ GID: ' -e '^-----'; }
+
+# perftest 4.5's client connects its data QP the moment the handshake
+# ends, while its server is only then starting to listen; losing that race
+# gets it rejected, and perftest's own retry crashes (user/cm_delay.c).
+# Its clients therefore connect through cm_delay.so, half a second late
+# (a client that still loses the race fails its test).
+cm_delay="env LD_PRELOAD=/krwq/bin/cm_delay.so"
+[ -r /krwq/bin/cm_delay.so ] || echo "# no /krwq/bin/cm_delay.so: perftest -R clients are not delayed"
 
 # module_of TYPE: the kernel module that provides devices of TYPE
 module_of() {
@@ -195,7 +212,8 @@ rping_test() {
 perftest_test() {
 	next_port
 	serve $port "$1" -d "$name" -R -n $iters -p $port
-	client "$1" -d "$name" -R -n $iters -p $port "$a4"
+	# shellcheck disable=SC2086 # cm_delay is words
+	client $cm_delay "$1" -d "$name" -R -n $iters -p $port "$a4"
 	both_ok && client_has "$row"
 	report $? "$label $1 -R, $iters iterations"
 }
@@ -357,7 +375,8 @@ teardown() {
 		sleep 0.2
 	done
 	start rping-c 600 rping -c -a "$a4" -p $rp -C 0 -S 64 -V -v
-	start bw-c 600 ib_send_bw -d "$name" -R -p $bp -s 4096 -D 2 --run_infinitely "$a4"
+	# shellcheck disable=SC2086 # cm_delay is words
+	start bw-c 600 $cm_delay ib_send_bw -d "$name" -R -p $bp -s 4096 -D 2 --run_infinitely "$a4"
 
 	# traffic right before the removal: rping's client keeps showing
 	# verified pings, and the ib_send_bw server's result rows (one every
