@@ -9,60 +9,8 @@ port=18600
 log=/tmp/clients.log
 # shellcheck source=tap.sh # scripts/vm puts it in /krwq/lib
 . /krwq/lib/tap.sh
-
-# a failure shows the client's and the server's output, less addresses
-tap_detail() {
-	grep -v -e ' address: ' -e '^ GID: ' -e '^---' "$log" | tail -n 25
-}
-
-# listening PORT: a TCP socket listens on PORT (state 0A in /proc/net)
-listening() {
-	cat /proc/net/tcp /proc/net/tcp6 2> /dev/null |
-		awk -v p="$(printf ':%04X' "$1")" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
-			END { exit !f }'
-}
-
-# pair CHECK-REGEX NAME PROGRAM ARGS...: server and client, both must exit 0
-# and the client's output must match CHECK-REGEX.
-pair() {
-	re=$1 name=$2
-	shift 2
-	try=1
-	while :; do
-		run_pair "$@"
-		# perftest times itself by fitting the TSC against
-		# gettimeofday(); should the host preempt a vCPU badly enough
-		# that fit fails ("r^2 < 0.9"; scripts/vm's tsc=reliable makes
-		# that rare) and perftest exits 1 before it reports anything.
-		# That is the measuring tool, not the device: run the pair again.
-		{ grep -q "Can't produce a report" "$log" && [ $try -lt 3 ]; } || break
-		echo "# $name: perftest could not calibrate its clock, run $try of 3"
-		try=$((try + 1))
-	done
-	ok=1
-	[ "$crc" = 0 ] && [ "$src" = 0 ] && grep -Eq "$re" "$log" && ok=0
-	[ $ok = 0 ] || echo "# client exited $crc, server $src"
-	report $ok "$name"
-}
-
-# run_pair PROGRAM ARGS...: one server and one client on a fresh port; sets
-# crc and src to their exit statuses and leaves both outputs in $log
-run_pair() {
-	port=$((port + 1))
-	timeout 300 "$@" -p $port > /tmp/server.log 2>&1 &
-	spid=$!
-	# a fixed sleep loses the race to a server slow to set up (TCG, load)
-	i=0
-	while ! listening $port && [ $i -lt 600 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	timeout 300 "$@" -p $port 127.0.0.1 > "$log" 2>&1
-	crc=$?
-	wait $spid
-	src=$?
-	cat /tmp/server.log >> "$log"
-}
+# shellcheck source=pair.sh
+. /krwq/lib/pair.sh
 
 # abi_of DEVICE: the uverbs ABI version its driver reports
 abi_of() {

@@ -26,18 +26,7 @@ tap_t0=$(cut -d. -f1 /proc/uptime)
 now() { cut -d. -f1 /proc/uptime; }
 
 # a failure shows the last lines of the client's output, then the
-# server's (with both exit statuses), less ping data and perftest's rulers;
-# or, with no client run, the last lines of the step's output
-tap_detail() {
-	if ! grep -qx -- '--- server' "$log"; then
-		quiet < "$log" | tail -n 30
-		return
-	fi
-	sed '/^--- server$/,$d' "$log" | quiet | tail -n 15
-	echo "--- server"
-	sed -n '/^--- server$/,$p' "$log" | sed 1d | quiet | tail -n 15
-}
-quiet() { grep -v -e 'ping data: ' -e ' address: ' -e '^ GID: ' -e '^-----'; }
+# server's (with both exit statuses): tap.sh's tap_detail
 
 # perftest 4.5's client connects its data QP the moment the handshake
 # ends, while its server is only then starting to listen; losing that race

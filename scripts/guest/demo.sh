@@ -7,12 +7,8 @@
 # queues did.  Exits non-zero when the pingpong fails.
 port=18515
 
-# listening PORT: a TCP socket listens on PORT (state 0A in /proc/net)
-listening() {
-	cat /proc/net/tcp /proc/net/tcp6 2> /dev/null |
-		awk -v p="$(printf ':%04X' "$1")" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
-			END { exit !f }'
-}
+# shellcheck source=pair.sh # scripts/vm puts it in /krwq/lib
+. /krwq/lib/pair.sh
 
 echo "== lsmod"; lsmod | grep -E "^(Module|krwq)"
 echo; echo "== rdma link (krwq0's port)"; rdma link
@@ -25,13 +21,8 @@ echo; echo "== ibv_rc_pingpong -d krwq0 -n 500 -s 4096 -c (server and client on 
 ibv_rc_pingpong -d krwq0 -p $port -n 500 -s 4096 -c > /tmp/server.log 2>&1 &
 server=$!
 # the server opens its QP, then listens for the client's TCP handshake:
-# wait for that (up to 60 s in a busy TCG guest) rather than guess a sleep
-i=0
-while ! listening $port && kill -0 $server 2> /dev/null && [ $i -lt 600 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-if ! listening $port; then
+# wait for that rather than guess a sleep
+if ! wait_listening $port $server; then
 	echo "the server is not listening on port $port:"
 	cat /tmp/server.log
 	exit 1

@@ -14,40 +14,10 @@ log=/tmp/fabric.log
 port=18800
 # shellcheck source=tap.sh # scripts/vm puts it in /krwq/lib
 . /krwq/lib/tap.sh
-
-# listening PORT: a TCP socket listens on PORT (state 0A in /proc/net)
-listening() {
-	cat /proc/net/tcp /proc/net/tcp6 2> /dev/null |
-		awk -v p="$(printf ':%04X' "$1")" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
-			END { exit !f }'
-}
-
-# pair NAME SERVER-ARGS -- CLIENT-ARGS: PROGRAM is the first server word;
-# both must exit 0 and the client report its iterations or a result row
-pair() {
-	name=$1
-	shift
-	srv=""
-	while [ "$1" != -- ]; do srv="$srv $1"; shift; done
-	shift
-	port=$((port + 1))
-	# shellcheck disable=SC2086 # $srv is a word list: sh has no arrays
-	timeout 120 $srv -p $port > /tmp/server.log 2>&1 &
-	spid=$!
-	i=0
-	while ! listening $port && [ $i -lt 600 ]; do
-		sleep 0.1
-		i=$((i + 1))
-	done
-	timeout 120 "$@" -p $port 127.0.0.1 > $log 2>&1
-	crc=$?
-	wait $spid
-	src=$?
-	cat /tmp/server.log >> $log
-	[ $crc = 0 ] && [ $src = 0 ] &&
-		grep -Eq 'iters in|^ *[0-9]+ +[0-9]+ +[0-9.]+' $log
-	report $? "$name"
-}
+# shellcheck source=pair.sh
+. /krwq/lib/pair.sh
+# what a pingpong's client and perftest's print when they end well
+done_re='iters in|^ *[0-9]+ +[0-9]+ +[0-9.]+'
 
 # gid_index DEV IPV4: the index of DEV's RoCE v2 GID for IPV4, or nothing
 gid_index() {
@@ -84,9 +54,9 @@ wait_for() {
 }
 
 # --- InfiniBand mode, across two devices
-pair "krwq0 <-> krwq1 ibv_rc_pingpong by LID, data checked" \
+pair "$done_re" "krwq0 <-> krwq1 ibv_rc_pingpong by LID, data checked" \
 	ibv_rc_pingpong -d krwq0 -n 100 -s 4096 -c -- ibv_rc_pingpong -d krwq1 -n 100 -s 4096 -c
-pair "krwq0 <-> krwq1 ibv_ud_pingpong by LID, data checked" \
+pair "$done_re" "krwq0 <-> krwq1 ibv_ud_pingpong by LID, data checked" \
 	ibv_ud_pingpong -d krwq0 -n 100 -s 1000 -c -- ibv_ud_pingpong -d krwq1 -n 100 -s 1000 -c
 
 # --- netdev-bound devices
@@ -115,17 +85,17 @@ report $? "krwqe1: a RoCE v2 GID for 192.0.2.1"
 g1=$(gid_index krwqe1 192.0.2.1)
 g2=$(gid_index krwqe2 192.0.2.2)
 
-pair "krwqe1 <-> krwqe2 ibv_rc_pingpong by GID, data checked" \
+pair "$done_re" "krwqe1 <-> krwqe2 ibv_rc_pingpong by GID, data checked" \
 	ibv_rc_pingpong -d krwqe1 -g "$g1" -n 100 -s 4096 -c -- ibv_rc_pingpong -d krwqe2 -g "$g2" -n 100 -s 4096 -c
-pair "krwqe1 <-> krwqe2 ibv_ud_pingpong by GID, data checked" \
+pair "$done_re" "krwqe1 <-> krwqe2 ibv_ud_pingpong by GID, data checked" \
 	ibv_ud_pingpong -d krwqe1 -g "$g1" -n 100 -s 512 -c -- ibv_ud_pingpong -d krwqe2 -g "$g2" -n 100 -s 512 -c
-pair "krwqe1 ibv_srq_pingpong on itself by GID, data checked" \
+pair "$done_re" "krwqe1 ibv_srq_pingpong on itself by GID, data checked" \
 	ibv_srq_pingpong -d krwqe1 -g "$g1" -n 50 -c -- ibv_srq_pingpong -d krwqe1 -g "$g1" -n 50 -c
-pair "krwqe1 <-> krwqe2 ib_send_bw by GID" \
+pair "$done_re" "krwqe1 <-> krwqe2 ib_send_bw by GID" \
 	ib_send_bw -d krwqe1 -x "$g1" -n 200 -- ib_send_bw -d krwqe2 -x "$g2" -n 200
-pair "krwqe1 <-> krwqe2 ib_write_bw by GID" \
+pair "$done_re" "krwqe1 <-> krwqe2 ib_write_bw by GID" \
 	ib_write_bw -d krwqe1 -x "$g1" -n 200 -- ib_write_bw -d krwqe2 -x "$g2" -n 200
-pair "krwqe1 <-> krwqe2 ib_read_bw by GID" \
+pair "$done_re" "krwqe1 <-> krwqe2 ib_read_bw by GID" \
 	ib_read_bw -d krwqe1 -x "$g1" -n 200 -- ib_read_bw -d krwqe2 -x "$g2" -n 200
 
 # the project's own receive-queue checks, with GRH addressing

@@ -35,9 +35,24 @@ report() {
 }
 
 # tap_detail: what a failure without DETAIL shows; a script may redefine
-# it.  By default the last lines of the file $log, if there is one.
+# it.  By default the last lines of the file $log, if there is one, less
+# tap_quiet's lines; a log of a client and its server (a "--- server"
+# line between them, as pair.sh writes it) shows the last lines of each.
 tap_detail() {
-	[ -n "${log:-}" ] && [ -f "$log" ] && tail -n 25 "$log"
+	[ -n "${log:-}" ] && [ -f "$log" ] || return 0
+	if ! grep -qx -- '--- server' "$log"; then
+		tap_quiet < "$log" | tail -n 25
+		return 0
+	fi
+	sed '/^--- server$/,$d' "$log" | tap_quiet | tail -n 15
+	echo "--- server"
+	sed '1,/^--- server$/d' "$log" | tap_quiet | tail -n 15
+}
+
+# tap_quiet: lines a failure never needs: rping's data, the addresses and
+# GIDs the pingpongs and perftest print, perftest's rulers
+tap_quiet() {
+	grep -v -e 'ping data: ' -e ' address: ' -e '^ GID: ' -e '^-----'
 }
 
 tap_check() {

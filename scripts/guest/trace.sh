@@ -14,6 +14,8 @@ ITERS=100
 SIZE=4096
 # shellcheck source=tap.sh # scripts/vm puts it in /krwq/lib
 . /krwq/lib/tap.sh
+# shellcheck source=pair.sh
+. /krwq/lib/pair.sh
 
 # stat NAME FILE: a counter of `rdma statistic show link krwq0/1` output
 stat() {
@@ -54,25 +56,10 @@ done
 rdma statistic show link krwq0/1 > /tmp/stat-before
 echo 1 > $T/tracing_on
 
-# listening PORT: a TCP socket listens on PORT (state 0A in /proc/net)
-listening() {
-	cat /proc/net/tcp /proc/net/tcp6 2> /dev/null |
-		awk -v p="$(printf ':%04X' "$1")" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
-			END { exit !f }'
-}
-
-timeout 120 ibv_rc_pingpong -d krwq0 -g 0 -p 18700 -n $ITERS -s $SIZE > /tmp/pp-server.log 2>&1 &
-s=$!
-# the server sets up its QP before it listens: slow in a loaded TCG guest
-i=0
-while ! listening 18700 && [ $i -lt 600 ]; do
-	sleep 0.1
-	i=$((i + 1))
-done
-timeout 120 ibv_rc_pingpong -d krwq0 -g 0 -p 18700 -n $ITERS -s $SIZE 127.0.0.1 > /tmp/pp-client.log 2>&1
-c=$?
-wait $s
-report $(( c | $? )) "ibv_rc_pingpong with the events on"
+log=/tmp/pingpong.log
+port=18699
+pair 'iters in' "ibv_rc_pingpong with the events on" \
+	ibv_rc_pingpong -d krwq0 -g 0 -n $ITERS -s $SIZE
 krwq_verbs_test -d krwq0 > /tmp/verbs.log 2>&1
 report $? "krwq_verbs_test with the events on" "$(tail -n 1 /tmp/verbs.log)"
 

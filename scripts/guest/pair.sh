@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
+#
+# pair.sh - a server and its client over a TCP handshake on loopback, as
+# rdma-core's pingpongs and perftest (without -R) pair up; the guest
+# scripts source it from /krwq/lib (scripts/vm puts it there), after
+# tap.sh.
+#   listening PORT        a TCP socket listens on PORT
+#   wait_listening PORT [PID]
+#                         wait until one does, at most 60 s, or until
+#                         process PID has ended
+#   run_pair SERVER... [-- CLIENT...]
+#                         the server with "-p PORT", then the client (the
+#                         server's words unless given) with
+#                         "-p PORT 127.0.0.1", PORT being $port + 1; sets
+#                         port, crc and src (the exit statuses) and leaves
+#                         in $log the client's output, a "--- server" line
+#                         and the server's output
+#   pair REGEX NAME SERVER... [-- CLIENT...]
+#                         run_pair, then report NAME: both exited 0 and a
+#                         line of the client's output matches REGEX
+# The words of SERVER are split on blanks (sh has no arrays), so none of
+# them may hold one.  $log is the sourcing script's.
+# shellcheck disable=SC2154
+
+# listening PORT: a TCP socket listens on PORT (state 0A in /proc/net)
+listening() {
+	cat /proc/net/tcp /proc/net/tcp6 2> /dev/null |
+		awk -v p="$(printf ':%04X' "$1")" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
+			END { exit !f }'
+}
+
+# A server sets up its device before it listens, which a loaded TCG guest
+# makes slow; a fixed sleep would lose that race.
+wait_listening() {
+	wl_i=0
+	while ! listening "$1" && [ $wl_i -lt 600 ]; do
+		[ -z "${2:-}" ] || kill -0 "$2" 2> /dev/null || return 1
+		sleep 0.1
+		wl_i=$((wl_i + 1))
+	done
+	listening "$1"
+}
+
+run_pair() {
+	port=$((port + 1))
+	rp_server=""
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		rp_server="$rp_server $1"
+		shift
+	done
+	[ $# = 0 ] || shift
+	# shellcheck disable=SC2086 # a word list, split on purpose
+	[ $# != 0 ] || set -- $rp_server
+	# shellcheck disable=SC2086
+	timeout 300 $rp_server -p $port > /tmp/server.log 2>&1 &
+	rp_pid=$!
+	wait_listening $port $rp_pid
+	timeout 300 "$@" -p $port 127.0.0.1 > "$log" 2>&1
+	crc=$?
+	wait $rp_pid
+	src=$?
+	echo "--- server" >> "$log"
+	cat /tmp/server.log >> "$log"
+}
+
+pair() {
+	pr_re=$1 pr_name=$2
+	shift 2
+	pr_try=1
+	while :; do
+		run_pair "$@"
+		# perftest times itself by fitting the TSC against
+		# gettimeofday(); should the host preempt a vCPU badly enough
+		# that the fit fails ("r^2 < 0.9"; scripts/vm's tsc=reliable
+		# makes that rare), perftest exits 1 before it reports
+		# anything.  That is the measuring tool, not the device: run
+		# the pair again.
+		{ grep -q "Can't produce a report" "$log" && [ $pr_try -lt 3 ]; } || break
+		echo "# $pr_name: perftest could not calibrate its clock, run $pr_try of 3"
+		pr_try=$((pr_try + 1))
+	done
+	pr_ok=1
+	[ "$crc" = 0 ] && [ "$src" = 0 ] &&
+		sed '/^--- server$/,$d' "$log" | grep -Eq "$pr_re" && pr_ok=0
+	[ $pr_ok = 0 ] || echo "client exited $crc, server $src" >> "$log"
+	report $pr_ok "$pr_name"
+}
