@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //
-// receive_queue.cpp - post, take, flush, reset, limit and resize.
+// receive_queue.cpp - init, count, state, flush, limit and resize; post
+// and take, the hot path, are inline in receive_queue.h.
 #include "receive_queue.h"
 
 #include "spin_guard.h"
@@ -26,20 +27,6 @@ static_assert(kMaxRingBytes < (1ull << 40), "ring sizes must not overflow");
 static_assert((KRWQ_CORE_MAX_SGE + 1) * sizeof(Sge) < (1u << 16), "stride fits easily in u32");
 static_assert(KRWQ_CORE_MAX_SGE <= 255, "num_sge is stored in a u8");
 
-namespace {
-
-// A scatter list is a few 16-byte entries, copied inline, entry by entry.
-// An out-of-line memcpy() of a variable size is the kernel's `rep movsb`,
-// whose start-up costs more than such a copy (and under QEMU's TCG it runs
-// a byte per step); Kbuild keeps GCC from turning this loop back into one.
-void copy_sges(Sge *dst, const Sge *src, u32 n)
-{
-	for (u32 i = 0; i < n; i++)
-		dst[i] = src[i];
-}
-
-} // namespace
-
 void ReceiveQueue::init(Krwq *kwq, void *storage, bool user, const krwq_geometry &geo, u32 max_sge)
 {
 	// Nobody else can see the queue yet, but its locks are initialised
@@ -60,17 +47,6 @@ void ReceiveQueue::init(Krwq *kwq, void *storage, bool user, const krwq_geometry
 	refuse_user_posts();
 }
 
-// Reads the producer's head for a consumer.  A user-mapped head is
-// untrusted: a value outside the ring means "nothing posted".
-bool ReceiveQueue::head_for_consumer(u32 *head) const
-{
-	const u32 h = load_acquire(user_ring() ? q_.wq->head : q_.kwq->head);
-	if (h >= q_.slots)
-		return false;
-	*head = h;
-	return true;
-}
-
 // A user-mapped ring in RESET is published full (tail one past head), so
 // the provider refuses a post at once instead of writing a WQE nobody
 // would take; the kernel's own tail stays where it is.
@@ -80,13 +56,6 @@ void ReceiveQueue::refuse_user_posts()
 	q_.kwq->c_lock.assert_held();
 	if (user_ring())
 		store_release(q_.wq->tail, next(load_relaxed(q_.kwq->head)));
-}
-
-void ReceiveQueue::publish_tail(u32 tail)
-{
-	store_release(q_.kwq->tail, tail);
-	if (user_ring())
-		store_release(q_.wq->tail, tail);
 }
 
 // Caller holds both locks.
@@ -99,133 +68,6 @@ void ReceiveQueue::empty_ring()
 		store_release(q_.wq->head, 0u);
 	publish_tail(0);
 	q_.kwq->count = 0;
-}
-
-Status ReceiveQueue::post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_sink *sink,
-			  u32 *posted)
-{
-	*posted = 0;
-	SpinGuard producer(q_.kwq->p_lock);
-
-	const auto state = static_cast<krwq_rq_state>(q_.state);
-	if (state == KRWQ_RQ_RESET) {
-		*bad_wr = wr;
-		return Status::kInvalid;
-	}
-
-	u32 head = 0;
-	if (user_ring()) {
-		head = load_acquire(q_.wq->head);
-		if (head >= q_.slots) {
-			*bad_wr = wr;
-			return Status::kInvalid;
-		}
-	} else {
-		head = load_relaxed(q_.kwq->head); // only p_lock holders write it
-	}
-	const u32 first_head = head;
-	u32 tail = load_acquire(q_.kwq->tail);
-	Status status = Status::kOk;
-	u32 n = 0;
-
-	for (; wr; wr = wr->next, n++) {
-		if (wr->num_sge < 0 || static_cast<u32>(wr->num_sge) > q_.max_sge) {
-			status = Status::kInvalid;
-			break;
-		}
-		if (state == KRWQ_RQ_FLUSH) {
-			if (!sink) {
-				status = Status::kInvalid;
-				break;
-			}
-			sink->flushed(sink->ctx, wr->wr_id);
-			continue;
-		}
-		const u32 after = next(head);
-		if (after == tail) {
-			tail = load_acquire(q_.kwq->tail); // a consumer may have moved on
-			if (after == tail) {
-				status = Status::kNoMemory;
-				break;
-			}
-		}
-		Rwqe *e = entry(head);
-		e->wr_id = wr->wr_id;
-		e->num_sge = static_cast<u8>(wr->num_sge);
-		copy_sges(e->sg_list(), wr->sg_list, static_cast<u32>(wr->num_sge));
-		head = after;
-	}
-	if (status != Status::kOk)
-		*bad_wr = wr;
-	*posted = n;
-
-	// One release store makes every entry written above visible to
-	// consumers, which read the head with an acquire load.
-	if (head != first_head)
-		store_release(user_ring() ? q_.wq->head : q_.kwq->head, head);
-	return status;
-}
-
-// take() writes every field of krwq_taken but the caller's sg_list on
-// every path, empty ones included: the caller reads flags unconditionally.
-static_assert(sizeof(krwq_taken) == 24 && __builtin_offsetof(krwq_taken, sg_list) == 16,
-	      "a new krwq_taken field must be written by every path of take()");
-
-TakeOutcome ReceiveQueue::take(krwq_taken *out, u32 need)
-{
-	out->wr_id = 0;
-	out->num_sge = 0;
-	out->flags = 0;
-
-	SpinGuard consumer(q_.kwq->c_lock);
-
-	if (q_.state != KRWQ_RQ_ACTIVE)
-		return TakeOutcome::kEmpty;
-
-	const u32 tail = load_relaxed(q_.kwq->tail); // only c_lock holders write it
-	if (q_.kwq->count < kCountRefresh) {
-		u32 head = 0;
-		q_.kwq->count = head_for_consumer(&head) ? occupancy(head, tail) : 0;
-		if (q_.kwq->count == 0)
-			return TakeOutcome::kEmpty;
-	}
-
-	// Copy the entry once; in a user ring it may change under us, so
-	// nothing below reads the ring again.
-	const Rwqe *e = entry(tail);
-	const u8 num_sge = load_relaxed(e->num_sge);
-	out->wr_id = load_relaxed(e->wr_id);
-	TakeOutcome result = TakeOutcome::kTaken;
-	if (num_sge > q_.max_sge) {
-		result = TakeOutcome::kMalformed; // num_sge stays 0
-	} else {
-		out->num_sge = num_sge;
-		// the caller's array of struct ib_sge, which layout.h's
-		// asserts hold Sge to
-		Sge *sges = reinterpret_cast<Sge *>(out->sg_list);
-		copy_sges(sges, e->sg_list(), num_sge);
-		// the copy is what counts: the ring may have changed since
-		u64 room = 0;
-		for (u32 i = 0; i < num_sge; i++)
-			room += sges[i].length;
-		if (room < need)
-			return TakeOutcome::kTooSmall; // tail and count unchanged
-	}
-
-	publish_tail(next(tail));
-	q_.kwq->count--;
-
-	// SRQ limit: the cached count is a lower bound, so only when it is
-	// under the limit is the real length worth reading.
-	if (q_.limit && q_.kwq->count < q_.limit) {
-		u32 head = 0;
-		q_.kwq->count = head_for_consumer(&head) ? occupancy(head, next(tail)) : 0;
-		if (q_.kwq->count < q_.limit) {
-			store_relaxed(q_.limit, 0u);
-			out->flags |= KRWQ_TAKEN_LIMIT_REACHED;
-		}
-	}
-	return result;
 }
 
 u32 ReceiveQueue::count()

@@ -16,6 +16,7 @@
 #include "krwq.h"
 #include "krwq_core.h"
 #include "rq_alloc.h"
+#include "rq_post.h"
 #include "resp.h"
 #include "send.h"
 #include "trace.h"

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rq.c - allocation of receive rings for the C++ core, and the post
- * every ring's posters share (krwq_post_counted()).
+ * rq.c - allocation of receive rings for the C++ core.
  *
  * The core allocates nothing; this file sizes rings with the core's
  * geometry, allocates them the way rdmavt's rvt_alloc_rq() does, sets up
@@ -265,28 +264,3 @@ void krwq_rq_free(struct krwq_rq *rq)
 }
 EXPORT_SYMBOL_IF_KUNIT(krwq_rq_free);
 
-/**
- * krwq_post_counted() - the core's post, counted in the device's stats.
- * @dev: the device.
- * @rq: the ring.
- * @wr: the list of receive WRs.
- * @bad_wr: set to the first WR not posted, on error.
- * @sink: where WRs posted in ERR are flushed to, or NULL.
- *
- * Return: what krwq_rq_post() returned.
- */
-int krwq_post_counted(struct krwq_dev *dev, struct krwq_rq *rq,
-		      const struct ib_recv_wr *wr,
-		      const struct ib_recv_wr **bad_wr,
-		      const struct krwq_sink *sink)
-{
-	unsigned int n;
-	int ret;
-
-	ret = krwq_rq_post(rq, wr, bad_wr, sink, &n);
-	krwq_count(dev, KRWQ_STAT_RX_POSTED, n);
-	trace_krwq_post_recv(dev, rq, n, ret);
-	if (ret == -ENOMEM)
-		krwq_count(dev, KRWQ_STAT_RX_FULL, 1);
-	return ret;
-}

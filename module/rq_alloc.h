@@ -26,9 +26,5 @@ void *krwq_rq_storage_alloc(const struct krwq_rq *rq, u32 max_wr,
 void krwq_rq_storage_free(const struct krwq_rq *rq, void *storage);
 int krwq_rq_resize_alloc(struct krwq_rq *rq, u32 max_wr, const u32 *limit);
 void krwq_rq_free(struct krwq_rq *rq);
-int krwq_post_counted(struct krwq_dev *dev, struct krwq_rq *rq,
-		      const struct ib_recv_wr *wr,
-		      const struct ib_recv_wr **bad_wr,
-		      const struct krwq_sink *sink);
 
 #endif /* KRWQ_RQ_ALLOC_H */

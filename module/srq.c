@@ -10,6 +10,7 @@
 #include "krwq.h"
 #include "krwq_core.h"
 #include "rq_alloc.h"
+#include "rq_post.h"
 #include "trace.h"
 
 static void krwq_srq_event_work(struct work_struct *work)

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rq_post.h - the receive post both ib_device_ops share (a QP's own
+ * ring, an SRQ's): the core's post, counted and traced.  Inline, so each
+ * op is one call into the core, as rdmavt's post is one function.
+ */
+#ifndef KRWQ_RQ_POST_H
+#define KRWQ_RQ_POST_H
+
+#include "krwq.h"
+#include "krwq_core.h"
+#include "trace.h"
+
+/**
+ * krwq_post_counted() - the core's post, counted in the device's stats.
+ * @dev: the device.
+ * @rq: the ring.
+ * @wr: the list of receive WRs.
+ * @bad_wr: set to the first WR not posted, on error.
+ * @sink: where WRs posted in ERR are flushed to, or NULL.
+ *
+ * Return: what krwq_rq_post() returned.
+ */
+static inline int krwq_post_counted(struct krwq_dev *dev, struct krwq_rq *rq,
+				    const struct ib_recv_wr *wr,
+				    const struct ib_recv_wr **bad_wr,
+				    const struct krwq_sink *sink)
+{
+	unsigned int n;
+	int ret;
+
+	ret = krwq_rq_post(rq, wr, bad_wr, sink, &n);
+	krwq_count(dev, KRWQ_STAT_RX_POSTED, n);
+	trace_krwq_post_recv(dev, rq, n, ret);
+	if (ret == -ENOMEM)
+		krwq_count(dev, KRWQ_STAT_RX_FULL, 1);
+	return ret;
+}
+
+#endif /* KRWQ_RQ_POST_H */
