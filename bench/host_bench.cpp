@@ -112,7 +112,7 @@ struct Taken {
 void krwq_post_one(krwq_rq *rq, ib_recv_wr *wr)
 {
 	const ib_recv_wr *bad;
-	if (krwq_rq_post(rq, wr, &bad, nullptr, nullptr))
+	if (krwq_rq_post(rq, wr, &bad, nullptr).err)
 		fail("krwq_rq_post");
 }
 
@@ -365,7 +365,7 @@ void BM_krwq_threads(benchmark::State &state)
 			unsigned spins = 0;
 
 			w.wr.wr_id++;
-			while ((ret = krwq_rq_post(g_shared, &w.wr, &bad, nullptr, nullptr)) == -KRWQ_ENOMEM)
+			while ((ret = krwq_rq_post(g_shared, &w.wr, &bad, nullptr).err) == -KRWQ_ENOMEM)
 				backoff(&spins);
 			if (ret)
 				fail("krwq_rq_post");

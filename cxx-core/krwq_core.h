@@ -200,15 +200,28 @@ int krwq_rq_init(struct krwq_rq *rq, struct krwq_krwq *kwq, void *storage,
 		 unsigned int flags, unsigned int max_wr, unsigned int max_sge);
 
 /**
+ * struct krwq_posted - what krwq_rq_post() did.
+ * @err: 0 when every WR was posted, else a negative errno (below).
+ * @count: the WRs before the first one not posted (all of them on
+ *         success): queued, or in KRWQ_RQ_FLUSH completed through the
+ *         sink.
+ *
+ * Eight bytes, so it comes back in a register: a caller that counts what
+ * it posted has no local whose address escapes, which would cost every
+ * post a stack-protector check.
+ */
+struct krwq_posted {
+	int err;
+	unsigned int count;
+};
+
+/**
  * krwq_rq_post() - queue a list of receive work requests.
  * @rq: the ring.
  * @wr: the first of a NULL-terminated list; NULL posts nothing.
  * @bad_wr: set to the first WR not posted, or NULL when all were.
  * @sink: where WRs posted in KRWQ_RQ_FLUSH are completed; may be NULL
  *        only if the ring cannot be in KRWQ_RQ_FLUSH.
- * @posted: if not NULL, set to the number of WRs before *@bad_wr (all of
- *          them on success): queued, or in KRWQ_RQ_FLUSH completed
- *          through @sink.
  *
  * WRs are checked and queued one by one; those before *@bad_wr stay
  * queued (or flushed) even when the call fails.  A user-mapped ring's
@@ -217,14 +230,16 @@ int krwq_rq_init(struct krwq_rq *rq, struct krwq_krwq *kwq, void *storage,
  * Context: Any context.  Takes and releases the ring's p_lock; the caller
  * holds neither ring lock.  In KRWQ_RQ_FLUSH, @sink runs under p_lock.
  *
- * Return: 0 when every WR was posted; -KRWQ_EINVAL for a ring in
- * KRWQ_RQ_RESET, a WR with a negative num_sge or more than the ring's
- * max_sge, a WR in KRWQ_RQ_FLUSH with no @sink, or a user ring whose head
- * is out of range; -KRWQ_ENOMEM when the ring is full.
+ * Return: a struct krwq_posted whose err is 0 when every WR was posted;
+ * -KRWQ_EINVAL for a ring in KRWQ_RQ_RESET, a WR with a negative num_sge
+ * or more than the ring's max_sge, a WR in KRWQ_RQ_FLUSH with no @sink,
+ * or a user ring whose head is out of range; -KRWQ_ENOMEM when the ring
+ * is full.
  */
-int krwq_rq_post(struct krwq_rq *rq, const struct ib_recv_wr *wr,
-		 const struct ib_recv_wr **bad_wr,
-		 const struct krwq_sink *sink, unsigned int *posted);
+struct krwq_posted krwq_rq_post(struct krwq_rq *rq,
+				const struct ib_recv_wr *wr,
+				const struct ib_recv_wr **bad_wr,
+				const struct krwq_sink *sink);
 
 /**
  * krwq_rq_take() - take the oldest posted receive work request.

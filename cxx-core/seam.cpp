@@ -36,17 +36,16 @@ int krwq_rq_init(krwq_rq *rq, krwq_krwq *kwq, void *storage, unsigned int flags,
 	return krwq::to_errno(status);
 }
 
-int krwq_rq_post(krwq_rq *rq, const ib_recv_wr *wr, const ib_recv_wr **bad_wr,
-		 const krwq_sink *sink, unsigned int *posted)
+krwq_posted krwq_rq_post(krwq_rq *rq, const ib_recv_wr *wr, const ib_recv_wr **bad_wr,
+			 const krwq_sink *sink)
 {
 	const RecvWr *bad = nullptr;
 	krwq::u32 n = 0;
 	const auto status = ReceiveQueue(rq).post(as_recv_wr(wr), &bad, sink, &n);
 	*bad_wr = reinterpret_cast<const ib_recv_wr *>(bad); // null on success
-	if (posted)
-		*posted = n;
-	return krwq::to_errno(status);
+	return { krwq::to_errno(status), n };
 }
+static_assert(sizeof(krwq_posted) == 8, "krwq_posted comes back in one register");
 
 krwq_take_outcome krwq_rq_take(krwq_rq *rq, krwq_taken *out)
 {

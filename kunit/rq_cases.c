@@ -69,7 +69,7 @@ static int post_one(struct krwq_rq *rq, u64 wr_id, int num_sge)
 	const struct ib_recv_wr *bad = NULL;
 
 	fill_sges(sge, num_sge < SGE_MAX ? num_sge : SGE_MAX, wr_id);
-	return krwq_rq_post(rq, &wr, &bad, NULL, NULL);
+	return krwq_rq_post(rq, &wr, &bad, NULL).err;
 }
 
 static int post_range(struct krwq_rq *rq, u64 first, int n, int num_sge)
@@ -185,13 +185,14 @@ static void post_in_reset_fails(struct kunit *t)
 {
 	struct krwq_rq *rq = rq_env_new(t, 4, 1, 0);
 	const struct ib_recv_wr *bad = NULL;
-	unsigned int posted = ~0u;
+	struct krwq_posted r;
 	struct wr_list l;
 
 	KUNIT_ASSERT_TRUE(t, rq);
 	KUNIT_ASSERT_TRUE(t, make_list(&l, 2, 1, 1));
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL, &posted), -KRWQ_EINVAL);
-	KUNIT_EXPECT_EQ(t, posted, 0u);
+	r = krwq_rq_post(rq, l.wr, &bad, NULL);
+	KUNIT_EXPECT_EQ(t, r.err, -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, r.count, 0u);
 	KUNIT_EXPECT_PTR_EQ(t, bad, &l.wr[0]);
 	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
 	free_list(&l);
@@ -229,14 +230,15 @@ static void post_list_full_midway(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 8, 2, 0);
 	const struct ib_recv_wr *bad = NULL;
-	unsigned int posted = ~0u;
+	struct krwq_posted r;
 	struct wr_list l;
 	int i;
 
 	KUNIT_ASSERT_TRUE(t, rq);
 	KUNIT_ASSERT_TRUE(t, make_list(&l, 11, 100, 2));
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL, &posted), -KRWQ_ENOMEM);
-	KUNIT_EXPECT_EQ(t, posted, 8u);
+	r = krwq_rq_post(rq, l.wr, &bad, NULL);
+	KUNIT_EXPECT_EQ(t, r.err, -KRWQ_ENOMEM);
+	KUNIT_EXPECT_EQ(t, r.count, 8u);
 	KUNIT_EXPECT_PTR_EQ(t, bad, &l.wr[8]);
 	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 8u);
 	for (i = 0; i < 8; i++)
@@ -249,14 +251,15 @@ static void post_too_many_sge(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 8, 2, 0);
 	const struct ib_recv_wr *bad = NULL;
-	unsigned int posted = ~0u;
+	struct krwq_posted r;
 	struct wr_list l;
 
 	KUNIT_ASSERT_TRUE(t, rq);
 	KUNIT_ASSERT_TRUE(t, make_list(&l, 4, 1, 2));
 	l.wr[2].num_sge = 3;
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL, &posted), -KRWQ_EINVAL);
-	KUNIT_EXPECT_EQ(t, posted, 2u);
+	r = krwq_rq_post(rq, l.wr, &bad, NULL);
+	KUNIT_EXPECT_EQ(t, r.err, -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, r.count, 2u);
 	KUNIT_EXPECT_PTR_EQ(t, bad, &l.wr[2]);
 	/* the WRs before the bad one stay posted */
 	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 2u);
@@ -275,7 +278,7 @@ static void post_negative_sge(struct kunit *t)
 	KUNIT_ASSERT_TRUE(t, rq);
 	KUNIT_ASSERT_TRUE(t, make_list(&l, 1, 1, 1));
 	l.wr[0].num_sge = -1;
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL, NULL), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL).err, -KRWQ_EINVAL);
 	KUNIT_EXPECT_PTR_EQ(t, bad, &l.wr[0]);
 	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
 	free_list(&l);
@@ -289,7 +292,7 @@ static void post_zero_sge(struct kunit *t)
 	const struct ib_recv_wr *bad = NULL;
 
 	KUNIT_ASSERT_TRUE(t, rq);
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL, NULL), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL).err, 0);
 	take_expect(t, rq, 9, 0);
 	rq_env_free(rq);
 }
@@ -298,11 +301,12 @@ static void post_empty_list(struct kunit *t)
 {
 	struct krwq_rq *rq = active_rq(t, 2, 1, 0);
 	const struct ib_recv_wr *bad = NULL;
-	unsigned int posted = ~0u;
+	struct krwq_posted r;
 
 	KUNIT_ASSERT_TRUE(t, rq);
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, NULL, &bad, NULL, &posted), 0);
-	KUNIT_EXPECT_EQ(t, posted, 0u);
+	r = krwq_rq_post(rq, NULL, &bad, NULL);
+	KUNIT_EXPECT_EQ(t, r.err, 0);
+	KUNIT_EXPECT_EQ(t, r.count, 0u);
 	KUNIT_EXPECT_PTR_EQ(t, bad, NULL);
 	KUNIT_EXPECT_EQ(t, krwq_rq_count(rq), 0u);
 	rq_env_free(rq);
@@ -317,7 +321,7 @@ static void post_copies_sges(struct kunit *t)
 
 	KUNIT_ASSERT_TRUE(t, rq);
 	fill_sges(sge, 2, 5);
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL, NULL), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL).err, 0);
 	/* the caller may reuse its WR and SGEs as soon as post returns */
 	fill_sges(sge, 2, 77);
 	wr.wr_id = 77;
@@ -365,15 +369,16 @@ static void post_in_error_flushes(struct kunit *t)
 	struct flush_log log = { .n = 0 };
 	struct krwq_sink sink = { .flushed = log_flushed, .ctx = &log };
 	const struct ib_recv_wr *bad = NULL;
-	unsigned int posted = ~0u;
+	struct krwq_posted r;
 	struct wr_list l;
 
 	KUNIT_ASSERT_TRUE(t, rq);
 	KUNIT_ASSERT_TRUE(t, make_list(&l, 6, 10, 1));
 	krwq_rq_set_state(rq, KRWQ_RQ_FLUSH, &sink);
 	/* more WRs than the ring holds: none is queued, all complete */
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, &sink, &posted), 0);
-	KUNIT_EXPECT_EQ(t, posted, 6u);	/* flushed WRs count as posted */
+	r = krwq_rq_post(rq, l.wr, &bad, &sink);
+	KUNIT_EXPECT_EQ(t, r.err, 0);
+	KUNIT_EXPECT_EQ(t, r.count, 6u);	/* flushed WRs count as posted */
 	KUNIT_EXPECT_EQ(t, log.n, 6);
 	KUNIT_EXPECT_EQ(t, log.ids[0], 10ull);
 	KUNIT_EXPECT_EQ(t, log.ids[5], 15ull);
@@ -388,15 +393,16 @@ static void post_in_error_checks_sge(struct kunit *t)
 	struct flush_log log = { .n = 0 };
 	struct krwq_sink sink = { .flushed = log_flushed, .ctx = &log };
 	const struct ib_recv_wr *bad = NULL;
-	unsigned int posted = ~0u;
+	struct krwq_posted r;
 	struct wr_list l;
 
 	KUNIT_ASSERT_TRUE(t, rq);
 	KUNIT_ASSERT_TRUE(t, make_list(&l, 3, 1, 1));
 	l.wr[1].num_sge = 2;
 	krwq_rq_set_state(rq, KRWQ_RQ_FLUSH, &sink);
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, &sink, &posted), -KRWQ_EINVAL);
-	KUNIT_EXPECT_EQ(t, posted, 1u);
+	r = krwq_rq_post(rq, l.wr, &bad, &sink);
+	KUNIT_EXPECT_EQ(t, r.err, -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, r.count, 1u);
 	KUNIT_EXPECT_PTR_EQ(t, bad, &l.wr[1]);
 	KUNIT_EXPECT_EQ(t, log.n, 1);
 	free_list(&l);
@@ -482,7 +488,7 @@ static void take_fifo_long_run(struct kunit *t)
 	KUNIT_ASSERT_TRUE(t, rq);
 	for (round = 0; round < 50; round++) {
 		KUNIT_ASSERT_TRUE(t, make_list(&l, 1 + round % 40, next_take, 1 + round % 4));
-		KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL, NULL), 0);
+		KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, l.wr, &bad, NULL).err, 0);
 		for (i = 0; i < l.n; i++)
 			take_expect(t, rq, next_take++, 1 + round % 4);
 		free_list(&l);
@@ -1140,14 +1146,14 @@ static void seam_writes_out_params(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, g.ring_bytes, 0ull);
 
 	memset(&bad, POISON, sizeof(bad));
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL, NULL), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL).err, 0);
 	KUNIT_EXPECT_PTR_EQ(t, bad, NULL);
 	memset(&bad, POISON, sizeof(bad));
 	wr.num_sge = 2;			/* over max_sge */
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL, NULL), -KRWQ_EINVAL);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL).err, -KRWQ_EINVAL);
 	KUNIT_EXPECT_PTR_EQ(t, bad, &wr);
 	wr.num_sge = 1;
-	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL, NULL), 0);
+	KUNIT_EXPECT_EQ(t, krwq_rq_post(rq, &wr, &bad, NULL).err, 0);
 
 	/* a failed resize never touches the storage it is given */
 	memset(&old, POISON, sizeof(old));
@@ -1210,7 +1216,7 @@ static void stress_produce(struct stress *s, int id)
 			sge[i].lkey = id;
 		}
 		bad = NULL;
-		ret = krwq_rq_post(s->rq, wr, &bad, NULL, NULL);
+		ret = krwq_rq_post(s->rq, wr, &bad, NULL).err;
 		if (ret == 0) {
 			seq += n;
 		} else if (ret == -KRWQ_ENOMEM) {

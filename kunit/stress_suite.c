@@ -157,7 +157,7 @@ static void stress_produce(struct stress_thread *th)
 		/* PREEMPT_NONE: without this the controller never runs */
 		rq_env_relax();
 		bad = NULL;
-		ret = krwq_rq_post(run->rq, wr, &bad, &sink, NULL);
+		ret = krwq_rq_post(run->rq, wr, &bad, &sink).err;
 		if (ret == 0) {
 			seq += n;
 			continue;

@@ -61,6 +61,7 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
+#include "krwq_core.h"
 #include "rq.h"
 
 /* Device limits: reported by query_device and enforced at create time. */
@@ -309,6 +310,7 @@ struct krwq_qp {
 	struct krwq_dev *dev;
 	struct krwq_srq *srq;
 	struct krwq_rq rq;	/* unused (kwq NULL) with an SRQ */
+	struct krwq_sink rq_sink;	/* rq's flushes: krwq_rq_flushed(qp) */
 	struct rdma_user_mmap_entry *rq_mmap;	/* rq is user-mapped (ABI 2) */
 
 	spinlock_t s_lock;	/* the send queue, state changes */

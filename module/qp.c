@@ -106,7 +106,6 @@ static void krwq_qp_uflush_work(struct work_struct *work)
 {
 	struct krwq_qp *qp = container_of(to_delayed_work(work),
 					  struct krwq_qp, uflush_work);
-	struct krwq_sink sink = { .flushed = krwq_rq_flushed, .ctx = qp };
 	u32 grant = krwq_uflush_budget(qp->dev, KRWQ_UFLUSH_BATCH), n = 0;
 	unsigned long flags, delay = 0;
 
@@ -114,7 +113,7 @@ static void krwq_qp_uflush_work(struct work_struct *work)
 	if (krwq_state_ops(qp->state) & KRWQ_FLUSH_RECV) {
 		/* the flush waits for a delivery part done (r_busy) */
 		if (grant && !qp->r_busy)
-			n = krwq_rq_flush(&qp->rq, grant, &sink);
+			n = krwq_rq_flush(&qp->rq, grant, &qp->rq_sink);
 		/* found nothing: look less often; else (or out of budget) soon */
 		if (grant && !n)
 			qp->uflush_ms = min(2 * qp->uflush_ms,
@@ -223,6 +222,8 @@ int krwq_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	}
 
 	qp->dev = dev;
+	qp->rq_sink.flushed = krwq_rq_flushed;
+	qp->rq_sink.ctx = qp;
 	spin_lock_init(&qp->s_lock);
 	spin_lock_init(&qp->r_lock);
 	refcount_set(&qp->users, 1);
@@ -568,11 +569,10 @@ int krwq_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr)
 {
 	struct krwq_qp *qp = to_kqp(ibqp);
-	struct krwq_sink sink = { .flushed = krwq_rq_flushed, .ctx = qp };
 
 	if (qp->srq) {
 		*bad_wr = wr;
 		return -EINVAL;
 	}
-	return krwq_post_counted(qp->dev, &qp->rq, wr, bad_wr, &sink);
+	return krwq_post_counted(qp->dev, &qp->rq, wr, bad_wr, &qp->rq_sink);
 }

@@ -88,13 +88,11 @@ void krwq_rq_flushed(void *ctx, unsigned long long wr_id)
  */
 void krwq_qp_recv_flush_locked(struct krwq_qp *qp)
 {
-	struct krwq_sink sink = { .flushed = krwq_rq_flushed, .ctx = qp };
-
 	lockdep_assert_held(&qp->r_lock);
 	if (qp->srq)
 		krwq_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	else
-		krwq_rq_set_state(&qp->rq, KRWQ_RQ_FLUSH, &sink);
+		krwq_rq_set_state(&qp->rq, KRWQ_RQ_FLUSH, &qp->rq_sink);
 }
 
 /* --- regions of a scatter list ----------------------------------------- */

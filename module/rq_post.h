@@ -19,22 +19,20 @@
  * @bad_wr: set to the first WR not posted, on error.
  * @sink: where WRs posted in ERR are flushed to, or NULL.
  *
- * Return: what krwq_rq_post() returned.
+ * Return: krwq_rq_post()'s error, 0 when every WR was posted.
  */
 static inline int krwq_post_counted(struct krwq_dev *dev, struct krwq_rq *rq,
 				    const struct ib_recv_wr *wr,
 				    const struct ib_recv_wr **bad_wr,
 				    const struct krwq_sink *sink)
 {
-	unsigned int n;
-	int ret;
+	struct krwq_posted r = krwq_rq_post(rq, wr, bad_wr, sink);
 
-	ret = krwq_rq_post(rq, wr, bad_wr, sink, &n);
-	krwq_count(dev, KRWQ_STAT_RX_POSTED, n);
-	trace_krwq_post_recv(dev, rq, n, ret);
-	if (ret == -ENOMEM)
+	krwq_count(dev, KRWQ_STAT_RX_POSTED, r.count);
+	trace_krwq_post_recv(dev, rq, r.count, r.err);
+	if (r.err == -ENOMEM)
 		krwq_count(dev, KRWQ_STAT_RX_FULL, 1);
-	return ret;
+	return r.err;
 }
 
 #endif /* KRWQ_RQ_POST_H */

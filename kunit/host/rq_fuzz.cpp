@@ -383,9 +383,10 @@ void Harness::op_post(bool list)
 	const ib_recv_wr *bad = &untouched; // written on every path
 	flush_log.clear();
 	const u32 head_before = user_ ? uhead() : kwq_->head;
-	unsigned int posted = ~0u; // written on every path
-	const int ret = krwq_rq_post(&rq_, n ? wr.data() : nullptr, &bad,
-				     with_sink ? &sink : nullptr, &posted);
+	const krwq_posted r =
+		krwq_rq_post(&rq_, n ? wr.data() : nullptr, &bad, with_sink ? &sink : nullptr);
+	const int ret = r.err;
+	const unsigned int posted = r.count;
 
 	EXPECT(ret == want);
 	if (want)
