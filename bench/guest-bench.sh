@@ -19,7 +19,7 @@
 # Prints one line per figure:  BENCH <part> <metric> <device> <value>
 #   guest-bench.sh DIR [--kernel] [NAME=VALUE]...
 # DIR holds krwq.ko, krwq_bench.ko, memcpy_bw and floors.
-# scripts/vm puts both libraries in /krwq/lib
+# scripts/vm puts these libraries in /krwq/lib
 # shellcheck source=scripts/guest/tap.sh
 . /krwq/lib/tap.sh
 # shellcheck source=scripts/guest/nvmeof-lib.sh

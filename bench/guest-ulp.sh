@@ -30,7 +30,7 @@
 #
 #   guest-ulp.sh DIR [NAME=VALUE]...
 # DIR holds krwq.ko and memcpy_bw.
-# scripts/vm puts both libraries in /krwq/lib
+# scripts/vm puts these libraries in /krwq/lib
 # shellcheck source=scripts/guest/tap.sh
 . /krwq/lib/tap.sh
 # shellcheck source=scripts/guest/nvmeof-lib.sh

@@ -202,13 +202,13 @@ int krwq_rq_init(struct krwq_rq *rq, struct krwq_krwq *kwq, void *storage,
 /**
  * struct krwq_posted - what krwq_rq_post() did.
  * @err: 0 when every WR was posted, else a negative errno (below).
- * @count: the WRs before the first one not posted (all of them on
- *         success): queued, or in KRWQ_RQ_FLUSH completed through the
- *         sink.
+ * @count: the number of WRs before the first one not posted (all of them
+ *         on success): queued, or in KRWQ_RQ_FLUSH completed through
+ *         the sink.
  *
- * Eight bytes, so it comes back in a register: a caller that counts what
- * it posted has no local whose address escapes, which would cost every
- * post a stack-protector check.
+ * Eight trivially copyable bytes, so on x86-64 and arm64 it comes back in
+ * one register: a caller that counts what it posted has no local whose
+ * address escapes, which would cost every post a stack-protector check.
  */
 struct krwq_posted {
 	int err;

@@ -4,8 +4,6 @@
 // and take, the hot path, are inline in receive_queue.h.
 #include "receive_queue.h"
 
-#include "spin_guard.h"
-
 namespace krwq {
 
 Status compute_geometry(u32 max_wr, u32 max_sge, krwq_geometry *out)

@@ -45,7 +45,8 @@ krwq_posted krwq_rq_post(krwq_rq *rq, const ib_recv_wr *wr, const ib_recv_wr **b
 	*bad_wr = reinterpret_cast<const ib_recv_wr *>(bad); // null on success
 	return { krwq::to_errno(status), n };
 }
-static_assert(sizeof(krwq_posted) == 8, "krwq_posted comes back in one register");
+static_assert(sizeof(krwq_posted) == 8 && __is_trivially_copyable(krwq_posted),
+	      "krwq_posted comes back in one register");
 
 krwq_take_outcome krwq_rq_take(krwq_rq *rq, krwq_taken *out)
 {

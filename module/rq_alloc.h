@@ -4,10 +4,7 @@
 
 #include <linux/types.h>
 
-struct krwq_dev;
 struct krwq_rq;
-struct krwq_sink;
-struct ib_recv_wr;
 struct ib_udata;
 struct rdma_user_mmap_entry;
 

@@ -19,6 +19,9 @@
  * @bad_wr: set to the first WR not posted, on error.
  * @sink: where WRs posted in ERR are flushed to, or NULL.
  *
+ * Context: Any context; the caller holds neither of the ring's locks
+ * (krwq_rq_post() takes its p_lock).
+ *
  * Return: krwq_rq_post()'s error, 0 when every WR was posted.
  */
 static inline int krwq_post_counted(struct krwq_dev *dev, struct krwq_rq *rq,

@@ -15,6 +15,8 @@ secs=${1:-3}
 ko=${2:-/krwq/krwq.ko}
 floors=${3:-}
 port=19500
+# shellcheck source=pair.sh # scripts/vm puts it in /krwq/lib
+. /krwq/lib/pair.sh
 
 if [ -n "$floors" ]; then
 	echo "floors $("$floors" | sed 's/ /=/' | tr '\n' ' ')"
@@ -28,7 +30,7 @@ perf() {
 	port=$((port + 1))
 	timeout 120 "$@" -p $port > /tmp/perf-server.log 2>&1 &
 	s=$!
-	sleep 1
+	wait_listening $port $s
 	timeout 120 "$@" -p $port 127.0.0.1 > /tmp/perf-client.log 2>&1
 	wait $s
 	awk -v c="$col" '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { v = $c } END { print v + 0 }' \

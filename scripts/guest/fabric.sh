@@ -16,6 +16,9 @@ port=18800
 . /krwq/lib/tap.sh
 # shellcheck source=pair.sh
 . /krwq/lib/pair.sh
+# each side of a pair may take 120 s, so that a few hung pairs cannot
+# use up the boot's bound before the summary
+pair_timeout=120
 # what a pingpong's client and perftest's print when they end well
 done_re='iters in|^ *[0-9]+ +[0-9]+ +[0-9.]+'
 

@@ -4,7 +4,7 @@
 # pair.sh - a server and its client over a TCP handshake on loopback, as
 # rdma-core's pingpongs and perftest (without -R) pair up; the guest
 # scripts source it from /krwq/lib (scripts/vm puts it there), after
-# tap.sh.
+# tap.sh (which only pair needs).
 #   listening PORT        a TCP socket listens on PORT
 #   wait_listening PORT [PID]
 #                         wait until one does, at most 60 s, or until
@@ -15,12 +15,16 @@
 #                         "-p PORT 127.0.0.1", PORT being $port + 1; sets
 #                         port, crc and src (the exit statuses) and leaves
 #                         in $log the client's output, a "--- server" line
-#                         and the server's output
+#                         and the server's output.  Each side may run
+#                         $pair_timeout seconds (default 300); a server
+#                         whose client failed gets 30 s more, then is
+#                         killed
 #   pair REGEX NAME SERVER... [-- CLIENT...]
 #                         run_pair, then report NAME: both exited 0 and a
 #                         line of the client's output matches REGEX
-# The words of SERVER are split on blanks (sh has no arrays), so none of
-# them may hold one.  $log is the sourcing script's.
+# The words of SERVER are split on blanks (sh has no arrays) and undergo
+# pathname expansion, so none of them may hold a blank or a wildcard.
+# $log is the sourcing script's.
 # shellcheck disable=SC2154
 
 # listening PORT: a TCP socket listens on PORT (state 0A in /proc/net)
@@ -53,13 +57,22 @@ run_pair() {
 	# shellcheck disable=SC2086 # a word list, split on purpose
 	[ $# != 0 ] || set -- $rp_server
 	# shellcheck disable=SC2086
-	timeout 300 $rp_server -p $port > /tmp/server.log 2>&1 &
+	timeout "${pair_timeout:-300}" $rp_server -p $port > /tmp/server.log 2>&1 &
 	rp_pid=$!
 	wait_listening $port $rp_pid
-	timeout 300 "$@" -p $port 127.0.0.1 > "$log" 2>&1
+	timeout "${pair_timeout:-300}" "$@" -p $port 127.0.0.1 > "$log" 2>&1
 	crc=$?
+	# a server whose client failed may wait for it for ever
+	rp_i=0
+	while [ $crc != 0 ] && kill -0 $rp_pid 2> /dev/null && [ $rp_i -lt 300 ]; do
+		sleep 0.1
+		rp_i=$((rp_i + 1))
+	done
+	[ $crc = 0 ] || kill $rp_pid 2> /dev/null
 	wait $rp_pid
 	src=$?
+	# the marker on a line of its own, whatever the client's last line
+	[ -z "$(tail -c 1 "$log")" ] || echo >> "$log"
 	echo "--- server" >> "$log"
 	cat /tmp/server.log >> "$log"
 }

@@ -46,7 +46,7 @@ tap_detail() {
 	fi
 	sed '/^--- server$/,$d' "$log" | tap_quiet | tail -n 15
 	echo "--- server"
-	sed '1,/^--- server$/d' "$log" | tap_quiet | tail -n 15
+	sed -n '/^--- server$/,$p' "$log" | sed 1d | tap_quiet | tail -n 15
 }
 
 # tap_quiet: lines a failure never needs: rping's data, the addresses and
