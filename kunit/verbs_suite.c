@@ -2201,6 +2201,160 @@ static void vt_big_copy_takes_interrupts(struct kunit *t)
 	}
 }
 
+/*
+ * What an hrtimer on the copying CPU did to a fast-registration region
+ * part way through a copy into it: marked it invalid, as an invalidation
+ * on another CPU does first (krwq_mr_invalidate()), noting whether the
+ * copy had begun and whether it had ended.
+ */
+struct vt_revoke {
+	struct hrtimer timer;
+	struct krwq_mr *mr;
+	const u8 *dst;
+	u32 len;
+	bool fired, begun, ended;
+};
+
+static enum hrtimer_restart vt_revoke_fn(struct hrtimer *h)
+{
+	struct vt_revoke *r = container_of(h, struct vt_revoke, timer);
+
+	r->begun = READ_ONCE(r->dst[0]) != 0;
+	r->ended = READ_ONCE(r->dst[r->len - 1]) != 0;
+	WRITE_ONCE(r->mr->valid, false);
+	WRITE_ONCE(r->fired, true);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * One 1 MiB message through fast-registration region @mr while @r's
+ * timer marks it invalid @delay_us in: an RDMA WRITE from a plain buffer
+ * into the region, or a SEND out of it into a plain receive buffer.
+ * Return: true if the timer fired part way through the copy; then what
+ * the copy did is checked.
+ */
+static bool vt_revoke_try(struct kunit *t, struct vt *v, struct ib_mr *mr,
+			  u8 *buf, u32 len, enum ib_wr_opcode op, u32 delay_us)
+{
+	struct ib_sge sge = { .addr = mr->iova, .length = len };
+	struct ib_send_wr swr = { .wr_id = 60, .sg_list = &sge, .num_sge = 1,
+				  .opcode = IB_WR_SEND,
+				  .send_flags = IB_SEND_SIGNALED };
+	struct ib_sge rsge = { .addr = (uintptr_t)v->big_dst, .length = len,
+			       .lkey = v->pd->local_dma_lkey };
+	struct ib_recv_wr rwr = { .wr_id = 61, .sg_list = &rsge, .num_sge = 1 };
+	struct vt_revoke r = { .mr = to_kmr(mr), .len = len };
+	const struct ib_recv_wr *rbad;
+	const struct ib_send_wr *bad;
+	struct ib_qp *c, *d;
+	struct ib_wc wc;
+	bool mid;
+
+	/*
+	 * A failed message takes its QPs to ERR: a new pair each time.  A
+	 * region is registered only once invalid: a try the timer missed
+	 * left it valid.
+	 */
+	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
+	KUNIT_ASSERT_EQ(t, vt_local_inv(d, mr->rkey, 2), 0);
+	KUNIT_ASSERT_EQ(t, vt_reg(d, mr, IB_ACCESS_LOCAL_WRITE |
+				  IB_ACCESS_REMOTE_WRITE, 1), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_ASSERT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_ASSERT_EQ(t, wc.status, IB_WC_SUCCESS);
+	sge.lkey = mr->lkey;	/* the registration's new key */
+	if (op == IB_WR_SEND) {
+		memset(buf, 0x5a, len);
+		memset(v->big_dst, 0, len);
+		KUNIT_ASSERT_EQ(t, ib_post_recv(d, &rwr, &rbad), 0);
+		r.dst = v->big_dst;
+	} else {
+		memset(buf, 0, len);
+		r.dst = buf;
+	}
+	hrtimer_init_on_stack(&r.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED);
+	r.timer.function = vt_revoke_fn;
+	preempt_disable();	/* the timer and the copy on one CPU */
+	hrtimer_start(&r.timer, ns_to_ktime((u64)delay_us * NSEC_PER_USEC),
+		      HRTIMER_MODE_REL_PINNED);
+	if (op == IB_WR_SEND)
+		KUNIT_EXPECT_EQ(t, ib_post_send(c, &swr, &bad), 0);
+	else
+		KUNIT_EXPECT_EQ(t, vt_write(v, c, v->big_src, len, mr->iova,
+					    mr->rkey), 0);
+	preempt_enable();
+	hrtimer_cancel(&r.timer);
+	destroy_hrtimer_on_stack(&r.timer);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	mid = r.fired && r.begun && !r.ended;
+	if (mid && op == IB_WR_SEND) {
+		/*
+		 * the sender's region: a local protection error; the
+		 * receive WQE completes, aborted, and is not lost
+		 */
+		KUNIT_EXPECT_EQ(t, wc.status, IB_WC_LOC_PROT_ERR);
+		KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
+		KUNIT_EXPECT_EQ(t, wc.wr_id, 61);
+		KUNIT_EXPECT_EQ(t, wc.status, IB_WC_REM_ABORT_ERR);
+	} else if (mid) {
+		/* the responder's region: a remote access error */
+		KUNIT_EXPECT_EQ(t, wc.status, IB_WC_REM_ACCESS_ERR);
+	}
+	if (mid)	/* nothing past the window where it stopped */
+		KUNIT_EXPECT_EQ(t, r.dst[len - 1], 0);
+	vt_free_qp(v, c);
+	vt_free_qp(v, d);
+	/* a try that proved nothing may have left a receive completion */
+	while (ib_poll_cq(v->rcq, 1, &wc) > 0)
+		;
+	return mid;
+}
+
+/*
+ * An invalidation waits for the copies that hold its region, spinning,
+ * so a long copy must not hold it to the end: at its next window (every
+ * KRWQ_IRQOFF_BYTES) the copy sees the region invalid and stops, with a
+ * protection error, and what lies past that window is never written.
+ * For an RDMA WRITE into the region and a SEND out of it, tries with a
+ * timer on the copying CPU marking the region invalid from 5 us to 10 ms
+ * into the message: a try where it fired before the copy began or after
+ * it ended proves nothing.
+ */
+static void vt_invalidate_during_long_copy(struct kunit *t)
+{
+	static const enum ib_wr_opcode ops[] = { IB_WR_RDMA_WRITE, IB_WR_SEND };
+	static const u32 delays_us[] = { 5, 20, 100, 500, 2000, 10000 };
+	const u32 len = SZ_1M;
+	struct vt *v = t->priv;
+	struct scatterlist sg;
+	struct ib_mr *mr;
+	int i, try;
+	u8 *buf;
+
+	buf = alloc_pages_exact(len, GFP_KERNEL | __GFP_ZERO);
+	if (!buf)
+		kunit_skip(t, "no %u contiguous bytes", len);
+	if (!vt_big_bufs(v, len)) {
+		free_pages_exact(buf, len);
+		kunit_skip(t, "no memory for two %u-byte buffers", len);
+	}
+	mr = vt_fr_mr(v, buf, len, len / PAGE_SIZE, &sg);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(mr));
+	KUNIT_ASSERT_EQ(t, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		bool seen = false;
+
+		for (try = 0; try < ARRAY_SIZE(delays_us) && !seen; try++)
+			seen = vt_revoke_try(t, v, mr, buf, len, ops[i],
+					     delays_us[try]);
+		KUNIT_EXPECT_TRUE_MSG(t, seen, "opcode %d: the timer never fired mid-copy",
+				      ops[i]);
+	}
+	vt_fr_free(v, mr, &sg);
+	free_pages_exact(buf, len);
+}
+
 struct vt_big_send {
 	struct vt *v;
 	const u8 *src;
@@ -2359,6 +2513,7 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_uc_drops),
 	KUNIT_CASE(vt_ud_too_long_srq),
 	KUNIT_CASE(vt_big_copy_takes_interrupts),
+	KUNIT_CASE(vt_invalidate_during_long_copy),
 	KUNIT_CASE(vt_drain_waits_for_long_copy),
 	KUNIT_CASE(vt_reset_during_long_copy),
 	{}

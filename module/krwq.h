@@ -577,6 +577,7 @@ struct krwq_sge_cursor {
 	u32 off;
 };
 
+bool krwq_cursor_revoked(const struct krwq_sge_cursor *c);
 int krwq_copy(struct krwq_sge_cursor *dst, struct krwq_sge_cursor *src,
 	      u32 len);
 int krwq_write(struct krwq_sge_cursor *dst, const void *buf, u32 len);

@@ -269,8 +269,13 @@ static void krwq_run_dest_done(struct krwq_qp *sqp, struct krwq_qp *dqp)
 /*
  * krwq_copy() for a delivery into @dqp (whose r_lock the caller holds,
  * with sqp's s_lock), in pieces that keep each interrupts-off section
- * within KRWQ_IRQOFF_BYTES.  Return: 0; -EINVAL if a list ran out first;
- * -ECANCELED if @dqp was reset while interrupts were let in.
+ * within KRWQ_IRQOFF_BYTES.  Between pieces the copy stops if one of its
+ * regions was invalidated meanwhile: the invalidation spins until the
+ * copy lets go of it (krwq_mr_invalidate()), and a 16 MiB message would
+ * keep it spinning, maybe with interrupts off, for the whole of it.
+ * Return: 0; -EINVAL if a list ran out first; -ECANCELED if @dqp was reset
+ * while interrupts were let in; -EACCES if a region of @dst, -EPERM if one
+ * of @src was invalidated part way (what came before stays copied).
  */
 static int krwq_run_copy(struct krwq_qp *sqp, struct krwq_qp *dqp,
 			 struct krwq_sge_cursor *dst,
@@ -296,6 +301,10 @@ static int krwq_run_copy(struct krwq_qp *sqp, struct krwq_qp *dqp,
 			ret = krwq_run_window(sqp, dqp);
 			if (ret)
 				return ret;
+			if (krwq_cursor_revoked(dst))
+				return -EACCES;
+			if (krwq_cursor_revoked(src))
+				return -EPERM;
 		}
 		n = min(len, KRWQ_IRQOFF_BYTES - run->section);
 		ret = krwq_copy(dst, src, n);
@@ -453,6 +462,12 @@ static bool krwq_fill_rwqe(struct krwq_qp *sqp, struct krwq_qp *dqp,
 		if (dqp->srq)
 			krwq_rq_flushed(dqp, t->wr_id);
 		*lost = true;
+	} else if (ret == -EACCES) {	/* the receive buffer's region */
+		krwq_dest_error(dqp, t->wr_id, IB_WC_LOC_PROT_ERR);
+		*status = IB_WC_REM_OP_ERR;
+	} else if (ret == -EPERM) {	/* the sender's: the message stops */
+		krwq_dest_error(dqp, t->wr_id, IB_WC_REM_ABORT_ERR);
+		*status = IB_WC_LOC_PROT_ERR;
 	} else if (WARN_ON_ONCE(ret)) {	/* lengths were checked above */
 		krwq_dest_error(dqp, t->wr_id, IB_WC_LOC_LEN_ERR);
 		*status = IB_WC_REM_INV_REQ_ERR;
@@ -587,6 +602,20 @@ static void krwq_exec_rdma(struct krwq_qp *sqp, struct krwq_qp *dqp,
 			if (w->opcode == IB_WR_RDMA_WRITE_WITH_IMM && dqp->srq)
 				krwq_rq_flushed(dqp, t.wr_id);
 			o->lost = true;
+			goto out;
+		}
+		if (ret == -EACCES || ret == -EPERM) {
+			/* invalidated part way: the peer's region, or ours */
+			bool peer = (ret == -EACCES) != read;
+
+			o->status = peer ? IB_WC_REM_ACCESS_ERR :
+					   IB_WC_LOC_PROT_ERR;
+			if (w->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+				krwq_dest_error(dqp, t.wr_id,
+						peer ? IB_WC_LOC_PROT_ERR :
+						       IB_WC_REM_ABORT_ERR);
+			else if (peer)
+				krwq_qp_fail(dqp);
 			goto out;
 		}
 		if (WARN_ON_ONCE(ret)) {
