@@ -2227,11 +2227,11 @@ static enum hrtimer_restart vt_revoke_fn(struct hrtimer *h)
 }
 
 /*
- * One 1 MiB message through fast-registration region @mr while @r's
- * timer marks it invalid @delay_us in: an RDMA WRITE from a plain buffer
- * into the region, or a SEND out of it into a plain receive buffer.
- * Return: true if the timer fired part way through the copy; then what
- * the copy did is checked.
+ * One 1 MiB message through fast-registration region @mr while a timer
+ * marks it invalid @delay_us in: an RDMA WRITE from a plain buffer into
+ * the region, an RDMA READ from it into a plain buffer, or a SEND out of
+ * it into a plain receive buffer.  Return: true if the timer fired part
+ * way through the copy; then what the copy did is checked.
  */
 static bool vt_revoke_try(struct kunit *t, struct vt *v, struct ib_mr *mr,
 			  u8 *buf, u32 len, enum ib_wr_opcode op, u32 delay_us)
@@ -2244,11 +2244,18 @@ static bool vt_revoke_try(struct kunit *t, struct vt *v, struct ib_mr *mr,
 			       .lkey = v->pd->local_dma_lkey };
 	struct ib_recv_wr rwr = { .wr_id = 61, .sg_list = &rsge, .num_sge = 1 };
 	struct vt_revoke r = { .mr = to_kmr(mr), .len = len };
+	struct ib_rdma_wr rdwr = {
+		.wr = { .wr_id = 62, .sg_list = &rsge, .num_sge = 1,
+			.opcode = IB_WR_RDMA_READ,
+			.send_flags = IB_SEND_SIGNALED },
+		.remote_addr = mr->iova,
+	};
 	const struct ib_recv_wr *rbad;
 	const struct ib_send_wr *bad;
 	struct ib_qp *c, *d;
 	struct ib_wc wc;
 	bool mid;
+	int ret;
 
 	/*
 	 * A failed message takes its QPs to ERR: a new pair each time.  A
@@ -2258,34 +2265,39 @@ static bool vt_revoke_try(struct kunit *t, struct vt *v, struct ib_mr *mr,
 	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
 	KUNIT_ASSERT_EQ(t, vt_local_inv(d, mr->rkey, 2), 0);
 	KUNIT_ASSERT_EQ(t, vt_reg(d, mr, IB_ACCESS_LOCAL_WRITE |
-				  IB_ACCESS_REMOTE_WRITE, 1), 0);
+				  IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ,
+				  1), 0);
 	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
 	KUNIT_ASSERT_EQ(t, wc.status, IB_WC_SUCCESS);
 	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
 	KUNIT_ASSERT_EQ(t, wc.status, IB_WC_SUCCESS);
 	sge.lkey = mr->lkey;	/* the registration's new key */
-	if (op == IB_WR_SEND) {
-		memset(buf, 0x5a, len);
-		memset(v->big_dst, 0, len);
-		KUNIT_ASSERT_EQ(t, ib_post_recv(d, &rwr, &rbad), 0);
-		r.dst = v->big_dst;
-	} else {
+	rdwr.rkey = mr->rkey;
+	if (op == IB_WR_RDMA_WRITE) {
 		memset(buf, 0, len);
 		r.dst = buf;
+	} else {
+		memset(buf, 0x5a, len);
+		memset(v->big_dst, 0, len);
+		r.dst = v->big_dst;
 	}
+	if (op == IB_WR_SEND)
+		KUNIT_ASSERT_EQ(t, ib_post_recv(d, &rwr, &rbad), 0);
 	hrtimer_init_on_stack(&r.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED);
 	r.timer.function = vt_revoke_fn;
 	preempt_disable();	/* the timer and the copy on one CPU */
 	hrtimer_start(&r.timer, ns_to_ktime((u64)delay_us * NSEC_PER_USEC),
 		      HRTIMER_MODE_REL_PINNED);
 	if (op == IB_WR_SEND)
-		KUNIT_EXPECT_EQ(t, ib_post_send(c, &swr, &bad), 0);
+		ret = ib_post_send(c, &swr, &bad);
+	else if (op == IB_WR_RDMA_READ)
+		ret = ib_post_send(c, &rdwr.wr, &bad);
 	else
-		KUNIT_EXPECT_EQ(t, vt_write(v, c, v->big_src, len, mr->iova,
-					    mr->rkey), 0);
+		ret = vt_write(v, c, v->big_src, len, mr->iova, mr->rkey);
 	preempt_enable();
 	hrtimer_cancel(&r.timer);
 	destroy_hrtimer_on_stack(&r.timer);
+	KUNIT_EXPECT_EQ(t, ret, 0);
 	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
 	mid = r.fired && r.begun && !r.ended;
 	if (mid && op == IB_WR_SEND) {
@@ -2298,16 +2310,13 @@ static bool vt_revoke_try(struct kunit *t, struct vt *v, struct ib_mr *mr,
 		KUNIT_EXPECT_EQ(t, wc.wr_id, 61);
 		KUNIT_EXPECT_EQ(t, wc.status, IB_WC_REM_ABORT_ERR);
 	} else if (mid) {
-		/* the responder's region: a remote access error */
+		/* the responder's region, written or read: remote access */
 		KUNIT_EXPECT_EQ(t, wc.status, IB_WC_REM_ACCESS_ERR);
 	}
 	if (mid)	/* nothing past the window where it stopped */
 		KUNIT_EXPECT_EQ(t, r.dst[len - 1], 0);
 	vt_free_qp(v, c);
 	vt_free_qp(v, d);
-	/* a try that proved nothing may have left a receive completion */
-	while (ib_poll_cq(v->rcq, 1, &wc) > 0)
-		;
 	return mid;
 }
 
@@ -2316,14 +2325,16 @@ static bool vt_revoke_try(struct kunit *t, struct vt *v, struct ib_mr *mr,
  * so a long copy must not hold it to the end: at its next window (every
  * KRWQ_IRQOFF_BYTES) the copy sees the region invalid and stops, with a
  * protection error, and what lies past that window is never written.
- * For an RDMA WRITE into the region and a SEND out of it, tries with a
- * timer on the copying CPU marking the region invalid from 5 us to 10 ms
- * into the message: a try where it fired before the copy began or after
- * it ended proves nothing.
+ * For an RDMA WRITE into the region, an RDMA READ from it and a SEND out
+ * of it, tries with a timer on the copying CPU marking the region invalid
+ * from 5 us to 10 ms into the message: a try where it fired before the
+ * copy began or after it ended proves nothing.
  */
 static void vt_invalidate_during_long_copy(struct kunit *t)
 {
-	static const enum ib_wr_opcode ops[] = { IB_WR_RDMA_WRITE, IB_WR_SEND };
+	static const enum ib_wr_opcode ops[] = {
+		IB_WR_RDMA_WRITE, IB_WR_RDMA_READ, IB_WR_SEND,
+	};
 	static const u32 delays_us[] = { 5, 20, 100, 500, 2000, 10000 };
 	const u32 len = SZ_1M;
 	struct vt *v = t->priv;
@@ -2332,13 +2343,10 @@ static void vt_invalidate_during_long_copy(struct kunit *t)
 	int i, try;
 	u8 *buf;
 
-	buf = alloc_pages_exact(len, GFP_KERNEL | __GFP_ZERO);
-	if (!buf)
-		kunit_skip(t, "no %u contiguous bytes", len);
-	if (!vt_big_bufs(v, len)) {
-		free_pages_exact(buf, len);
-		kunit_skip(t, "no memory for two %u-byte buffers", len);
-	}
+	/* a large kmalloc comes whole from the page allocator: page aligned */
+	buf = kunit_kzalloc(t, len, GFP_KERNEL);
+	if (!buf || !vt_big_bufs(v, len))
+		kunit_skip(t, "no memory for three %u-byte buffers", len);
 	mr = vt_fr_mr(v, buf, len, len / PAGE_SIZE, &sg);
 	KUNIT_ASSERT_FALSE(t, IS_ERR(mr));
 	KUNIT_ASSERT_EQ(t, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
@@ -2352,7 +2360,6 @@ static void vt_invalidate_during_long_copy(struct kunit *t)
 				      ops[i]);
 	}
 	vt_fr_free(v, mr, &sg);
-	free_pages_exact(buf, len);
 }
 
 struct vt_big_send {

@@ -569,12 +569,17 @@ void krwq_mr_put(struct krwq_mr *mr);
  * @left: entries after @sge.
  * @mrs: the regions, one per entry, held for the walk.
  * @off: bytes of @sge already used.
+ * @held: the whole list's regions (NULL for an empty entry), all held
+ *        until the message is done, those behind @sge too.
+ * @nheld: entries in @held.
  */
 struct krwq_sge_cursor {
 	const struct ib_sge *sge;
 	u32 left;
 	struct krwq_mr **mrs;
 	u32 off;
+	struct krwq_mr *const *held;
+	u32 nheld;
 };
 
 bool krwq_cursor_revoked(const struct krwq_sge_cursor *c);

@@ -316,9 +316,10 @@ int krwq_mr_fast_reg(struct krwq_mr *mr, struct ib_pd *pd, u32 key, int access)
  * freed.  Invalidating an invalid region again succeeds and changes
  * nothing.
  *
- * Context: any; spins while another CPU copies through the region, at
- * most one window (KRWQ_IRQOFF_BYTES) of a long copy, which then stops
- * with a protection error (krwq_run_copy()).
+ * Context: any but a hard interrupt that may have cut into a copy through
+ * the region on its own CPU; spins while another CPU copies through the
+ * region, at most one window (KRWQ_IRQOFF_BYTES) of a long copy, which
+ * then stops with a protection error (krwq_run_copy()).
  * Return: 0, or -EINVAL when @key names no fast-registration region of
  * @pd (or a stale variant of one).
  */
@@ -522,28 +523,28 @@ static void *krwq_cursor_span(struct krwq_sge_cursor *c, u32 *n)
 }
 
 /**
- * krwq_cursor_revoked() - whether a region the rest of a scatter list lies
- * in was invalidated after the copy through it took its reference.
- * @c: the cursor; its regions are held (krwq_mr_get()).
+ * krwq_cursor_revoked() - whether a region a scatter list holds was
+ * invalidated after the copy through it took its reference.
+ * @c: the cursor; the regions of its whole list are held (krwq_mr_get())
+ *     until the message is done, those it has passed and those past the
+ *     message's end too, so each of them keeps an invalidation waiting.
  *
  * Only a fast-registration region can be: krwq_mr_invalidate() marks it
  * invalid, then spins until every copy holding it has let go.  A plain
  * READ_ONCE() of the mark: seeing it a window late only makes that
  * invalidation wait one window longer.
  *
- * Return: true if a region from the cursor's position on is invalid.
+ * Context: any; the caller holds the references.
+ * Return: true if a region of the list is invalid.
  */
 bool krwq_cursor_revoked(const struct krwq_sge_cursor *c)
 {
 	u32 i;
 
-	for (i = 0; i <= c->left; i++) {
-		const struct krwq_mr *mr = c->mrs[i];
+	for (i = 0; i < c->nheld; i++) {
+		const struct krwq_mr *mr = c->held[i];	/* NULL: empty entry */
 
-		/* an empty entry holds no region; nor a used-up first one */
-		if (!c->sge[i].length || (!i && c->off == c->sge->length))
-			continue;
-		if (mr->kind == KRWQ_MR_FAST && !READ_ONCE(mr->valid))
+		if (mr && mr->kind == KRWQ_MR_FAST && !READ_ONCE(mr->valid))
 			return true;
 	}
 	return false;

@@ -147,6 +147,8 @@ static void krwq_cursor_init(struct krwq_sge_cursor *c,
 	c->left = n ? n - 1 : 0;
 	c->mrs = mrs;
 	c->off = 0;
+	c->held = mrs;
+	c->nheld = n;
 }
 
 /*
@@ -359,6 +361,24 @@ static void krwq_dest_error(struct krwq_qp *dqp, u64 wr_id,
 }
 
 /*
+ * A message dropped at a UD or UC responder, whose QP stays as it is: the
+ * WQE taken for it completes with @status, and the drop is counted.
+ */
+static void krwq_dest_dropped(struct krwq_qp *dqp, u64 wr_id,
+			      enum ib_wc_status status)
+{
+	struct ib_wc wc = {
+		.wr_id = wr_id,
+		.status = status,
+		.opcode = IB_WC_RECV,
+		.qp = &dqp->ibqp,
+	};
+
+	krwq_count(dqp->dev, KRWQ_STAT_RX_DROPPED, 1);
+	krwq_cq_enter(krwq_recv_cq(dqp), &wc, false);
+}
+
+/*
  * UD and UC on an SRQ: a message too long for the WQE taken.  Leaving the
  * WQE would stall every QP of the SRQ behind it, so it completes in error
  * (LOC_LEN_ERR), counted as a drop; the QP itself stays as it is.
@@ -366,17 +386,9 @@ static void krwq_dest_error(struct krwq_qp *dqp, u64 wr_id,
 static bool krwq_dest_fits(struct krwq_qp *sqp, struct krwq_qp *dqp,
 			   struct krwq_taken *t, u32 need)
 {
-	struct ib_wc wc = {
-		.wr_id = t->wr_id,
-		.status = IB_WC_LOC_LEN_ERR,
-		.opcode = IB_WC_RECV,
-		.qp = &dqp->ibqp,
-	};
-
 	if (krwq_sge_total(sqp->r_sge, t->num_sge) >= need)
 		return true;
-	krwq_count(dqp->dev, KRWQ_STAT_RX_DROPPED, 1);
-	krwq_cq_enter(krwq_recv_cq(dqp), &wc, false);
+	krwq_dest_dropped(dqp, t->wr_id, IB_WC_LOC_LEN_ERR);
 	return false;
 }
 
@@ -465,7 +477,12 @@ static bool krwq_fill_rwqe(struct krwq_qp *sqp, struct krwq_qp *dqp,
 	} else if (ret == -EACCES) {	/* the receive buffer's region */
 		krwq_dest_error(dqp, t->wr_id, IB_WC_LOC_PROT_ERR);
 		*status = IB_WC_REM_OP_ERR;
-	} else if (ret == -EPERM) {	/* the sender's: the message stops */
+	} else if (ret == -EPERM) {
+		/*
+		 * the sender's: the message stops short; the WQE it had taken
+		 * completes as aborted (krwq's choice: an HCA would leave it
+		 * for the flush that follows), so none is lost
+		 */
 		krwq_dest_error(dqp, t->wr_id, IB_WC_REM_ABORT_ERR);
 		*status = IB_WC_LOC_PROT_ERR;
 	} else if (WARN_ON_ONCE(ret)) {	/* lengths were checked above */
@@ -605,16 +622,27 @@ static void krwq_exec_rdma(struct krwq_qp *sqp, struct krwq_qp *dqp,
 			goto out;
 		}
 		if (ret == -EACCES || ret == -EPERM) {
-			/* invalidated part way: the peer's region, or ours */
-			bool peer = (ret == -EACCES) != read;
+			/* invalidated part way: the responder's region, or ours */
+			bool theirs = (ret == -EACCES) != read;
+			bool imm = w->opcode == IB_WR_RDMA_WRITE_WITH_IMM;
 
-			o->status = peer ? IB_WC_REM_ACCESS_ERR :
-					   IB_WC_LOC_PROT_ERR;
-			if (w->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+			if (theirs && sqp->ibqp.qp_type == IB_QPT_UC) {
+				/* as a bad rkey up front: dropped there */
+				if (imm)
+					krwq_dest_dropped(dqp, t.wr_id,
+							  IB_WC_LOC_PROT_ERR);
+				else
+					krwq_count(dqp->dev,
+						   KRWQ_STAT_RX_DROPPED, 1);
+				goto out;
+			}
+			o->status = theirs ? IB_WC_REM_ACCESS_ERR :
+					     IB_WC_LOC_PROT_ERR;
+			if (imm)
 				krwq_dest_error(dqp, t.wr_id,
-						peer ? IB_WC_LOC_PROT_ERR :
-						       IB_WC_REM_ABORT_ERR);
-			else if (peer)
+						theirs ? IB_WC_LOC_PROT_ERR :
+							 IB_WC_REM_ABORT_ERR);
+			else if (theirs)
 				krwq_qp_fail(dqp);
 			goto out;
 		}
