@@ -2097,11 +2097,14 @@ static bool vt_big_bufs(struct vt *v, u32 len)
 /*
  * What an hrtimer on the copying CPU saw of the destination buffer: the
  * first byte written (the copy had begun) and the last (it had ended).
+ * With @revoke it also marks that fast-registration region invalid, as
+ * an invalidation on another CPU does first (krwq_mr_invalidate()).
  */
 struct vt_probe {
 	struct hrtimer timer;
 	const u8 *dst;
 	u32 len;
+	struct krwq_mr *revoke;
 	bool fired, begun, ended;
 };
 
@@ -2111,6 +2114,8 @@ static enum hrtimer_restart vt_probe_fn(struct hrtimer *h)
 
 	p->begun = READ_ONCE(p->dst[0]) != 0;
 	p->ended = READ_ONCE(p->dst[p->len - 1]) != 0;
+	if (p->revoke)
+		WRITE_ONCE(p->revoke->valid, false);
 	WRITE_ONCE(p->fired, true);
 	return HRTIMER_NORESTART;
 }
@@ -2202,31 +2207,6 @@ static void vt_big_copy_takes_interrupts(struct kunit *t)
 }
 
 /*
- * What an hrtimer on the copying CPU did to a fast-registration region
- * part way through a copy into it: marked it invalid, as an invalidation
- * on another CPU does first (krwq_mr_invalidate()), noting whether the
- * copy had begun and whether it had ended.
- */
-struct vt_revoke {
-	struct hrtimer timer;
-	struct krwq_mr *mr;
-	const u8 *dst;
-	u32 len;
-	bool fired, begun, ended;
-};
-
-static enum hrtimer_restart vt_revoke_fn(struct hrtimer *h)
-{
-	struct vt_revoke *r = container_of(h, struct vt_revoke, timer);
-
-	r->begun = READ_ONCE(r->dst[0]) != 0;
-	r->ended = READ_ONCE(r->dst[r->len - 1]) != 0;
-	WRITE_ONCE(r->mr->valid, false);
-	WRITE_ONCE(r->fired, true);
-	return HRTIMER_NORESTART;
-}
-
-/*
  * One 1 MiB message through fast-registration region @mr while a timer
  * marks it invalid @delay_us in: an RDMA WRITE from a plain buffer into
  * the region, an RDMA READ from it into a plain buffer, or a SEND out of
@@ -2243,7 +2223,7 @@ static bool vt_revoke_try(struct kunit *t, struct vt *v, struct ib_mr *mr,
 	struct ib_sge rsge = { .addr = (uintptr_t)v->big_dst, .length = len,
 			       .lkey = v->pd->local_dma_lkey };
 	struct ib_recv_wr rwr = { .wr_id = 61, .sg_list = &rsge, .num_sge = 1 };
-	struct vt_revoke r = { .mr = to_kmr(mr), .len = len };
+	struct vt_probe r = { .revoke = to_kmr(mr), .len = len };
 	struct ib_rdma_wr rdwr = {
 		.wr = { .wr_id = 62, .sg_list = &rsge, .num_sge = 1,
 			.opcode = IB_WR_RDMA_READ,
@@ -2284,7 +2264,7 @@ static bool vt_revoke_try(struct kunit *t, struct vt *v, struct ib_mr *mr,
 	if (op == IB_WR_SEND)
 		KUNIT_ASSERT_EQ(t, ib_post_recv(d, &rwr, &rbad), 0);
 	hrtimer_init_on_stack(&r.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_PINNED);
-	r.timer.function = vt_revoke_fn;
+	r.timer.function = vt_probe_fn;
 	preempt_disable();	/* the timer and the copy on one CPU */
 	hrtimer_start(&r.timer, ns_to_ktime((u64)delay_us * NSEC_PER_USEC),
 		      HRTIMER_MODE_REL_PINNED);
