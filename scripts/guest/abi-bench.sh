@@ -17,6 +17,8 @@ floors=${3:-}
 port=19500
 # shellcheck source=pair.sh # scripts/vm puts it in /krwq/lib
 . /krwq/lib/pair.sh
+log=/tmp/perf.log
+pair_timeout=120
 
 if [ -n "$floors" ]; then
 	echo "floors $("$floors" | sed 's/ /=/' | tr '\n' ' ')"
@@ -27,14 +29,9 @@ fi
 perf() {
 	col=$1
 	shift
-	port=$((port + 1))
-	timeout 120 "$@" -p $port > /tmp/perf-server.log 2>&1 &
-	s=$!
-	wait_listening $port $s
-	timeout 120 "$@" -p $port 127.0.0.1 > /tmp/perf-client.log 2>&1
-	wait $s
-	awk -v c="$col" '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { v = $c } END { print v + 0 }' \
-		/tmp/perf-client.log
+	run_pair "$@"
+	sed '/^--- server$/,$d' "$log" |
+		awk -v c="$col" '/^ *[0-9]+ +[0-9]+ +[0-9.]+/ { v = $c } END { print v + 0 }'
 }
 
 for abi in 2 1; do
