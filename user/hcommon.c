@@ -160,7 +160,7 @@ int raw_write(int fd, uint32_t cmd, uint16_t in_words, uint16_t out_words,
 {
 	struct {
 		struct ib_uverbs_cmd_hdr hdr;
-		unsigned char body[8192];
+		unsigned char body[32768];
 	} m;
 	ssize_t n;
 

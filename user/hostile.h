@@ -10,5 +10,7 @@
 int hostile_verbs(const char *dev);
 int hostile_fuzz(const char *dev, double seconds, unsigned int seed);
 int hostile_faults(const char *dev);
+/* hinline.c: a part of hostile_verbs(), on its open device */
+void inline_race_checks(void);
 
 #endif /* KRWQ_HOSTILE_H */

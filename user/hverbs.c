@@ -1366,6 +1366,7 @@ int hostile_verbs(const char *dev)
 	qp_create_checks();
 	qp_modify_checks();
 	post_checks();
+	inline_race_checks();
 	key_checks();
 	raw_checks();
 	res_read(dev, &end);

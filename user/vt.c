@@ -226,6 +226,7 @@ struct ibv_qp *qp_new(struct run *r, const struct qp_cfg *c)
 		.cap = {
 			.max_send_wr = c->send_wr ? c->send_wr : 64,
 			.max_send_sge = c->send_sge ? c->send_sge : 1,
+			.max_inline_data = c->max_inline,
 		},
 	};
 	struct ibv_qp *qp;
@@ -395,6 +396,8 @@ bool pair_new(struct run *r, struct pair *p, const struct pair_cfg *c)
 			.recv_wr = c->recv_wr,
 			.recv_sge = c->recv_sge,
 			.send_sge = c->send_sge,
+			.send_wr = c->send_wr,
+			.max_inline = c->max_inline,
 			.srq = i ? c->srq : NULL,
 		};
 

@@ -73,6 +73,7 @@ struct qp_cfg {
 	struct ibv_srq *srq;
 	uint32_t send_wr, recv_wr;	/* 0: 64 */
 	uint32_t send_sge, recv_sge;	/* 0: 1 */
+	uint32_t max_inline;		/* max_inline_data */
 };
 
 struct ibv_qp *qp_new(struct run *r, const struct qp_cfg *c);
@@ -102,6 +103,8 @@ struct pair {
 struct pair_cfg {
 	enum ibv_qp_type type;		/* 0: RC */
 	uint32_t recv_wr, recv_sge, send_sge;
+	uint32_t send_wr;		/* 0: 64 */
+	uint32_t max_inline;		/* max_inline_data of both QPs */
 	struct ibv_srq *srq;		/* for qp[1] */
 	struct ibv_comp_channel *channel;	/* for qp[1]'s receive CQ */
 	bool set_rnr;			/* else rnr_retry 2, min_rnr_timer 1 */
