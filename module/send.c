@@ -118,12 +118,26 @@ static u64 krwq_wr_bytes(const struct ib_send_wr *wr)
 }
 
 /*
+ * The most WRs one post_send may queue: as many as the queue holds.  A long
+ * list lets interrupts in on its way (krwq_post_send()), and another
+ * thread's post may run the queue and free slots meanwhile; without this
+ * bound the list could go on past the WRs krwq_stage_user_inline() read in
+ * advance.  It also makes a list longer than the queue fail at the same WR
+ * however busy the queue is.
+ */
+static u32 krwq_sq_post_limit(const struct krwq_qp *qp)
+{
+	return qp->sq_slots - 1;
+}
+
+/*
  * A user QP's inline payloads live in its process's memory, which may only
  * be read where a fault may sleep: before s_lock.  Copies the payload of
- * every inline WR of @wr into one buffer, in order.  Return: the buffer
- * (kfree() it; NULL if there is no inline WR), an ERR_PTR(-ENOMEM), or
- * NULL with *@fault set to the first WR whose payload could not be read
- * (the WRs before it are still posted).
+ * every inline WR among the first krwq_sq_post_limit() WRs of @wr into one
+ * buffer, in order; krwq_post_send() queues no WR past those.  Return: the
+ * buffer (kvfree() it; NULL if there is no inline WR), or an
+ * ERR_PTR(-ENOMEM).  *@fault is set to the first WR whose payload could not
+ * be read, if any (the WRs before it are still posted, from the buffer).
  */
 static u8 *krwq_stage_user_inline(struct krwq_qp *qp,
 				  const struct ib_send_wr *wr,
@@ -136,8 +150,8 @@ static u8 *krwq_stage_user_inline(struct krwq_qp *qp,
 	int i;
 
 	*fault = NULL;
-	/* no more WRs than the send queue can hold: the rest never fit */
-	for (w = wr, n = 0; w && n < qp->sq_slots; w = w->next, n++) {
+	for (w = wr, n = 0; w && n < krwq_sq_post_limit(qp);
+	     w = w->next, n++) {
 		if (!(w->send_flags & IB_SEND_INLINE) || w->num_sge < 0 ||
 		    w->num_sge > qp->max_send_sge)
 			continue;
@@ -148,7 +162,7 @@ static u8 *krwq_stage_user_inline(struct krwq_qp *qp,
 	buf = kvmalloc(total, GFP_KERNEL_ACCOUNT);
 	if (!buf)
 		return ERR_PTR(-ENOMEM);
-	for (w = wr, p = buf, n = 0; w && n < qp->sq_slots;
+	for (w = wr, p = buf, n = 0; w && n < krwq_sq_post_limit(qp);
 	     w = w->next, n++) {
 		if (!(w->send_flags & IB_SEND_INLINE) || w->num_sge < 0 ||
 		    w->num_sge > qp->max_send_sge ||
@@ -559,7 +573,7 @@ int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	const u8 *next_staged;
 	unsigned long flags;
 	bool bh_off = false;
-	u32 copied = 0;
+	u32 copied = 0, n = 0;
 	int ret = 0;
 
 	if (qp->max_inline && ibqp->uobject) {
@@ -590,7 +604,7 @@ int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			}
 		}
 		copied += qp->sq_stride;
-		if (next == qp->sq_free) {
+		if (next == qp->sq_free || n++ == krwq_sq_post_limit(qp)) {
 			ret = -ENOMEM;
 			break;
 		}
