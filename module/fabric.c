@@ -22,6 +22,7 @@
  * fabric from its dealloc_driver, after the RDMA core has destroyed all of
  * its QPs, and its memory outlives an RCU grace period after that.
  */
+#include <kunit/visibility.h>
 #include <linux/netdevice.h>
 #include <linux/rcupdate.h>
 #include <rdma/ib_cache.h>
@@ -207,3 +208,4 @@ void krwq_fabric_route(struct krwq_dev *from, const struct rdma_ah_attr *ah,
 			  RDMA_NETWORK_IPV4 : RDMA_NETWORK_IPV6;
 	memset(&route->sgid, 0, sizeof(route->sgid));
 }
+EXPORT_SYMBOL_IF_KUNIT(krwq_fabric_route);

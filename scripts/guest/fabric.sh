@@ -9,7 +9,10 @@
 #    GID: pingpongs, perftest, krwq_verbs_test and krwq_ring_test on
 #    krwqe1 (GRH path);
 #  - the port follows its netdev: GIDs from its addresses, MTU, state;
-#  - `rdma link add/delete`, deleting the netdev, `rdma resource show`.
+#  - `rdma link add/delete`, deleting the netdev, `rdma resource show`;
+#  - one address in two network namespaces, and twice in one: KUnit's
+#    krwq_route (/krwq/krwq_kunit_route.ko) on where address vectors
+#    lead, and an rdma_cm client that must not reach another namespace.
 log=/tmp/fabric.log
 port=18800
 # shellcheck source=tap.sh # scripts/vm puts it in /krwq/lib
@@ -141,6 +144,57 @@ grep -q 'lqpn 1 .*type GSI' $log
 report $? "rdma resource show: krwqe1's QP1 (GSI)"
 rdma resource show pd dev krwqe1 > $log 2>&1 && grep -q krwqe1 $log
 report $? "rdma resource show: krwqe1's PDs"
+
+# --- network namespaces: 203.0.113.1 on dummy dra1 (krwqn0) and on dra2
+# (krwqn2) in namespace kra, and on drb1 (krwqn1) in namespace krb
+ns_ip=203.0.113.1
+# ns_dev NS NETDEV RDMADEV: a dummy netdev in NS holding $ns_ip, and a
+# krwq device on it, made from inside NS
+ns_dev() {
+	ip -n "$1" link add "$2" type dummy && ip -n "$1" link set "$2" up &&
+		ip -n "$1" addr add $ns_ip/24 dev "$2" &&
+		ip netns exec "$1" rdma link add "$3" type krwq netdev "$2"
+}
+{ ip netns add kra && ip netns add krb && ip -n kra link set lo up &&
+	ip -n krb link set lo up && ns_dev kra dra1 krwqn0 &&
+	ns_dev krb drb1 krwqn1 && ns_dev kra dra2 krwqn2 &&
+	wait_for 10 gid_index krwqn0 $ns_ip && wait_for 10 gid_index krwqn1 $ns_ip &&
+	wait_for 10 gid_index krwqn2 $ns_ip; } > $log 2>&1
+report $? "$ns_ip on krwqn0 and krwqn2 in namespace kra, and on krwqn1 in krb"
+insmod /krwq/krwq_kunit_route.ko route_devs=krwqn0,krwqn1,krwqn2 \
+	route_addr=$ns_ip > $log 2>&1
+cp /sys/kernel/debug/kunit/krwq_route/results /tmp/route.ktap 2>> $log
+rmmod krwq_kunit_route >> $log 2>&1
+for c in rt_own_address rt_mac_picks_the_device rt_not_across_namespaces \
+	rt_no_mac_prefers_the_sender; do
+	grep -Eq "^ *ok [0-9]+ (- )?$c\$" /tmp/route.ktap
+	report $? "KUnit krwq_route: $c" "$(grep -v '^ *ok ' /tmp/route.ktap | tail -n 20; cat $log)"
+done
+# rdma_cm: a server in kra; a client in krb resolves $ns_ip to its own
+# krwqn1, where nobody listens, and must not reach kra's server.  The one
+# holder per namespace keeps rdma_cm's choice of device plain.
+rdma link delete krwqn2 > $log 2>&1 && ip -n kra link del dra2 >> $log 2>&1
+report $? "krwqn2 and dra2 deleted"
+ip netns exec kra timeout 120 rping -s -a $ns_ip -p 18999 -C 3 -V > /tmp/rping-s.log 2>&1 &
+rs=$!
+sleep 3
+ip netns exec krb timeout 60 rping -c -a $ns_ip -p 18999 -C 3 -V > $log 2>&1
+rc=$?
+# a server that got the connection ends with it
+sleep 2
+[ $rc -ne 0 ] && [ $rc -ne 124 ] && kill -0 $rs 2> /dev/null
+report $? "rping from namespace krb to $ns_ip does not reach the server in kra" \
+	"rping exit status $rc, server $(kill -0 $rs 2> /dev/null && echo waiting || echo gone): $(tail -n 5 $log; tail -n 5 /tmp/rping-s.log)"
+ip netns exec kra timeout 60 rping -c -a $ns_ip -p 18999 -C 3 -V > $log 2>&1
+rc=$?
+wait $rs
+rsc=$?
+[ $rc = 0 ] && [ $rsc = 0 ]
+report $? "rping within namespace kra to $ns_ip, data verified" \
+	"client $rc, server $rsc: $(tail -n 5 $log; tail -n 5 /tmp/rping-s.log)"
+{ rdma link delete krwqn0 && rdma link delete krwqn1 &&
+	ip netns del kra && ip netns del krb; } > $log 2>&1
+report $? "the namespaces' devices deleted, the namespaces too"
 
 # --- removal
 ! rdma link delete krwq0 > $log 2>&1
