@@ -14,6 +14,8 @@
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_pack.h>
 #include <rdma/ib_verbs.h>
 
 #include "../module/krwq.h"
@@ -592,8 +594,34 @@ static void vt_ud(struct kunit *t)
 	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
 	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->rcq, 1, &wc), 0);
-
 	rdma_destroy_ah(ah, 0);
+
+	/*
+	 * with a GRH: its PayLen counts what follows it on the wire, BTH,
+	 * DETH, the payload padded to 4 bytes, and the ICRC
+	 */
+	{
+		union rdma_network_hdr *h = (void *)v->bbuf;
+		union ib_gid gid;
+
+		KUNIT_ASSERT_EQ(t, rdma_query_gid(v->dev, 1, 0, &gid), 0);
+		rdma_ah_set_grh(&ah_attr, &gid, 0, 0, 1, 0);
+		ah = rdma_create_ah(v->pd, &ah_attr, 0);
+		KUNIT_ASSERT_FALSE(t, IS_ERR(ah));
+		wr.ah = ah;
+		wr.remote_qkey = 0x11111111;
+		/* into receive 9, which the wrong Q_Key left posted */
+		sge.length = 99;
+		KUNIT_ASSERT_EQ(t, ib_post_send(u1, &wr.wr, &bad), 0);
+		KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
+		KUNIT_EXPECT_EQ(t, wc.wr_id, 9ull);
+		KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+		KUNIT_EXPECT_TRUE(t, wc.wc_flags & IB_WC_GRH);
+		KUNIT_EXPECT_EQ(t, be16_to_cpu(h->ibgrh.paylen),
+				IB_BTH_BYTES + IB_DETH_BYTES + 100 + IB_ICRC_BYTES);
+		KUNIT_EXPECT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+		rdma_destroy_ah(ah, 0);
+	}
 	vt_free_qp(v, u1);
 	vt_free_qp(v, u2);
 }

@@ -810,7 +810,10 @@ static void krwq_make_net_hdr(const struct krwq_swqe *w,
 			      union rdma_network_hdr *hdr)
 {
 	const struct ib_global_route *g = rdma_ah_read_grh(&w->ah);
-	u32 roce_len = IB_BTH_BYTES + IB_DETH_BYTES + w->length + IB_ICRC_BYTES;
+	/* what follows the GRH or UDP header: the payload padded to 4 bytes */
+	u32 roce_len = IB_BTH_BYTES + IB_DETH_BYTES +
+		       (w->opcode == IB_WR_SEND_WITH_IMM ? 4 : 0) +
+		       ALIGN(w->length, 4) + IB_ICRC_BYTES;
 	struct ib_grh *grh = &hdr->ibgrh;
 	struct iphdr *ip = &hdr->roce4grh;
 
@@ -836,7 +839,7 @@ static void krwq_make_net_hdr(const struct krwq_swqe *w,
 		grh->paylen = cpu_to_be16(IB_UDP_BYTES + roce_len);
 		grh->next_hdr = IPPROTO_UDP;
 	} else {
-		grh->paylen = cpu_to_be16(w->length);
+		grh->paylen = cpu_to_be16(roce_len);
 		grh->next_hdr = IB_GRH_NEXT_HDR;
 	}
 	grh->hop_limit = g->hop_limit;
