@@ -1161,6 +1161,9 @@ static void vt_fast_reg(struct kunit *t)
 
 	KUNIT_EXPECT_TRUE(t, v->dev->attrs.device_cap_flags &
 			  IB_DEVICE_MEM_MGT_EXTENSIONS);
+	/* rdma-core's own tests, and a few tools, want a vendor */
+	KUNIT_EXPECT_NE(t, v->dev->attrs.vendor_id, 0u);
+	KUNIT_EXPECT_NE(t, v->dev->attrs.vendor_part_id, 0u);
 	KUNIT_EXPECT_TRUE(t, v->dev->attrs.kernel_cap_flags & IBK_LOCAL_DMA_LKEY);
 	KUNIT_EXPECT_EQ(t, v->pd->local_dma_lkey, v->dev->local_dma_lkey);
 	KUNIT_ASSERT_NOT_NULL(t, buf);

@@ -16,7 +16,14 @@
 
 #include "krwq.h"
 
-#define KRWQ_VENDOR_ID		0x0	/* none: perftest treats it as unknown */
+/*
+ * No IEEE OUI is krwq's: the vendor ID is "krw" in ASCII, as a software
+ * device without one has done before.  rdma-core's tests and a few tools
+ * treat 0 as no device at all.  Neither value matches a hardware vendor's
+ * table in perftest or a provider.
+ */
+#define KRWQ_VENDOR_ID		0x6b7277
+#define KRWQ_VENDOR_PART_ID	0x7771	/* "wq" */
 #define KRWQ_FW_VER		((u64)1 << 32)
 #define KRWQ_GUID_BASE		0x0200000000004b52ULL	/* locally administered */
 
@@ -33,6 +40,7 @@ static int krwq_query_device(struct ib_device *ibdev,
 	a->max_mr_size = KRWQ_MAX_MR_SIZE;
 	a->page_size_cap = PAGE_SIZE;
 	a->vendor_id = KRWQ_VENDOR_ID;
+	a->vendor_part_id = KRWQ_VENDOR_PART_ID;
 	a->hw_ver = 1;
 	a->max_qp = KRWQ_MAX_QP;
 	a->max_qp_wr = KRWQ_MAX_QP_WR;
