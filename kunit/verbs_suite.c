@@ -1220,6 +1220,37 @@ static void vt_fast_reg(struct kunit *t)
 }
 
 /*
+ * A REG_MR of a region whose last ib_map_mr_sg() mapped no page is
+ * refused, whatever iova and length the region holds: a range check
+ * against zero pages must not wrap and let an empty page list through.
+ */
+static void vt_fast_reg_no_pages(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	u8 *buf = kunit_kzalloc(t, PAGE_SIZE, GFP_KERNEL);
+	struct scatterlist sg;
+	struct ib_qp *c, *d;
+	struct ib_mr *mr;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_NOT_NULL(t, buf);
+	mr = vt_fr_mr(v, buf, PAGE_SIZE, 1, &sg);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(mr));
+	KUNIT_EXPECT_LE(t, ib_map_mr_sg(mr, &sg, 0, NULL, PAGE_SIZE), 0);
+	/* what a ULP's earlier mapping may have left */
+	mr->iova = 0x10;
+	mr->length = 0x10;
+	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
+	KUNIT_ASSERT_EQ(t, vt_reg(d, mr, IB_ACCESS_LOCAL_WRITE |
+				  IB_ACCESS_REMOTE_WRITE, 1), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_LOC_PROT_ERR);
+	vt_free_qp(v, c);
+	vt_free_qp(v, d);
+	vt_fr_free(v, mr, &sg);
+}
+
+/*
  * map_mr_sg prepares the page list of the next REG_MR; the registration
  * in force keeps the pages it was registered with.  A consumer that maps
  * a registered region again (to other memory) before invalidating it
@@ -2516,6 +2547,7 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_unreachable_lid),
 	KUNIT_CASE(vt_gsi_only_with_mads),
 	KUNIT_CASE(vt_fast_reg),
+	KUNIT_CASE(vt_fast_reg_no_pages),
 	KUNIT_CASE(vt_fast_reg_refused),
 	KUNIT_CASE(vt_fast_reg_remap),
 	KUNIT_CASE(vt_send_with_invalidate),

@@ -255,9 +255,9 @@ int krwq_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
  *
  * Context: any; the caller holds the posting QP's s_lock.
  * Return: 0, or -EINVAL (not a fast-registration region, another PD, a
- * key of another region, no page size, a range beyond the page list, or
- * access flags the verbs forbid, such as remote write without local
- * write), in which case nothing changes.
+ * key of another region, no page size, no page mapped, a range beyond
+ * the page list, or access flags the verbs forbid, such as remote write
+ * without local write), in which case nothing changes.
  */
 int krwq_mr_fast_reg(struct krwq_mr *mr, struct ib_pd *pd, u32 key, int access)
 {
@@ -270,7 +270,9 @@ int krwq_mr_fast_reg(struct krwq_mr *mr, struct ib_pd *pd, u32 key, int access)
 	    ib_check_mr_access(&mr->dev->ibdev, access))
 		return -EINVAL;
 	first = mr->ibmr.iova & (page_size - 1);
-	if (mr->ibmr.length > (u64)mr->npages * page_size - first)
+	/* no page mapped (a failed or empty map_mr_sg): nothing to register */
+	if (!mr->npages ||
+	    mr->ibmr.length > (u64)mr->npages * page_size - first)
 		return -EINVAL;
 	/*
 	 * No key matches while the fields change (index 0 is nobody's).
