@@ -132,7 +132,7 @@ enum krwq_stat {
 	KRWQ_STAT_RX_POSTED,		/* receive WRs accepted by a post */
 	KRWQ_STAT_RX_TAKEN,		/* receive WQEs taken by a delivery */
 	KRWQ_STAT_RX_FULL,		/* posts refused: ring full */
-	KRWQ_STAT_RX_FLUSHED,		/* receive WRs completed as flushed */
+	KRWQ_STAT_RX_FLUSHED,		/* receive WRs flushed, never taken */
 	KRWQ_STAT_SRQ_LIMIT,		/* SRQ limit events */
 	KRWQ_STAT_RNR_RETRIES,		/* RNR waits of RC senders */
 	KRWQ_STAT_ACK_TIMEOUTS,		/* RC sends nobody answered, retried */

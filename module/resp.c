@@ -55,16 +55,24 @@ static void krwq_qp_fail(struct krwq_qp *qp)
 	}
 }
 
-/**
- * krwq_rq_flushed() - the core's flush sink for a QP's receive ring.
- * @ctx: the struct krwq_qp.
- * @wr_id: the flushed receive WR.
- *
- * Runs with the ring locks held; enters an IB_WC_WR_FLUSH_ERR completion.
+/*
+ * A user-mapped ring (ABI 2) is posted to without a system call: the
+ * kernel first sees a WQE of it when it takes or flushes the WQE, and
+ * counts it as posted then, so that rx_posted covers what rx_taken and
+ * rx_flushed do.  Kernel-owned rings count at the post (rq_post.h).
  */
-void krwq_rq_flushed(void *ctx, unsigned long long wr_id)
+static void krwq_count_mapped_post(struct krwq_qp *qp, struct krwq_rq *rq)
 {
-	struct krwq_qp *qp = ctx;
+	if (rq->wq)
+		krwq_count(qp->dev, KRWQ_STAT_RX_POSTED, 1);
+}
+
+/*
+ * Completes receive WR @wr_id of @qp as flushed; an overflow is moot, the
+ * QP being in ERR or reset already.
+ */
+static void krwq_rq_flush_complete(struct krwq_qp *qp, u64 wr_id)
+{
 	struct ib_wc wc = {
 		.wr_id = wr_id,
 		.status = IB_WC_WR_FLUSH_ERR,
@@ -72,10 +80,25 @@ void krwq_rq_flushed(void *ctx, unsigned long long wr_id)
 		.qp = &qp->ibqp,
 	};
 
-	krwq_count(qp->dev, KRWQ_STAT_RX_FLUSHED, 1);
 	trace_krwq_flush(qp, wr_id);
-	/* an overflow here is moot: the QP is in ERR already */
 	krwq_cq_enter(krwq_recv_cq(qp), &wc, false);
+}
+
+/**
+ * krwq_rq_flushed() - the core's flush sink for a QP's receive ring.
+ * @ctx: the struct krwq_qp.
+ * @wr_id: the flushed receive WR, never taken.
+ *
+ * Runs with the ring locks held; enters an IB_WC_WR_FLUSH_ERR completion
+ * and counts it in rx_flushed (and, from a mapped ring, in rx_posted).
+ */
+void krwq_rq_flushed(void *ctx, unsigned long long wr_id)
+{
+	struct krwq_qp *qp = ctx;
+
+	krwq_count(qp->dev, KRWQ_STAT_RX_FLUSHED, 1);
+	krwq_count_mapped_post(qp, &qp->rq);
+	krwq_rq_flush_complete(qp, wr_id);
 }
 
 /**
@@ -419,8 +442,10 @@ static enum krwq_take_outcome krwq_take(struct krwq_qp *sqp,
 		krwq_count(dqp->dev, KRWQ_STAT_RX_DROPPED, 1);
 		return ret;
 	}
-	if (ret != KRWQ_TAKE_EMPTY)
+	if (ret != KRWQ_TAKE_EMPTY) {
 		krwq_count(dqp->dev, KRWQ_STAT_RX_TAKEN, 1);
+		krwq_count_mapped_post(dqp, krwq_dest_ring(dqp));
+	}
 	if (t->flags & KRWQ_TAKEN_LIMIT_REACHED)
 		krwq_srq_limit_event(dqp->srq);
 	if (ret == KRWQ_TAKE_MALFORMED)
@@ -472,7 +497,7 @@ static bool krwq_fill_rwqe(struct krwq_qp *sqp, struct krwq_qp *dqp,
 		 * SRQ's survives the reset, and goes back to the consumer
 		 */
 		if (dqp->srq)
-			krwq_rq_flushed(dqp, t->wr_id);
+			krwq_rq_flush_complete(dqp, t->wr_id);
 		*lost = true;
 	} else if (ret == -EACCES) {	/* the receive buffer's region */
 		krwq_dest_error(dqp, t->wr_id, IB_WC_LOC_PROT_ERR);
@@ -617,7 +642,7 @@ static void krwq_exec_rdma(struct krwq_qp *sqp, struct krwq_qp *dqp,
 		if (ret == -ECANCELED) {
 			/* the responder was reset meanwhile (krwq_fill_rwqe()) */
 			if (w->opcode == IB_WR_RDMA_WRITE_WITH_IMM && dqp->srq)
-				krwq_rq_flushed(dqp, t.wr_id);
+				krwq_rq_flush_complete(dqp, t.wr_id);
 			o->lost = true;
 			goto out;
 		}

@@ -31,7 +31,9 @@ static inline int krwq_post_counted(struct krwq_dev *dev, struct krwq_rq *rq,
 {
 	struct krwq_posted r = krwq_rq_post(rq, wr, bad_wr, sink);
 
-	krwq_count(dev, KRWQ_STAT_RX_POSTED, r.count);
+	/* a mapped ring's WQEs count when taken or flushed (resp.c) */
+	if (!rq->wq)
+		krwq_count(dev, KRWQ_STAT_RX_POSTED, r.count);
 	trace_krwq_post_recv(dev, rq, r.count, r.err);
 	if (r.err == -ENOMEM)
 		krwq_count(dev, KRWQ_STAT_RX_FULL, 1);

@@ -12,6 +12,16 @@ log=/tmp/clients.log
 # shellcheck source=pair.sh
 . /krwq/lib/pair.sh
 
+# counter NAME: NAME's value in the `rdma statistic show` output in $log
+# (0 if it is not there, so that the sums below stay arithmetic)
+counter() {
+	v=$(tr ' ' '\n' < "$log" | grep -A1 -x "$1" | tail -n 1)
+	case $v in
+	'' | *[!0-9]*) echo 0 ;;
+	*) echo "$v" ;;
+	esac
+}
+
 # abi_of DEVICE: the uverbs ABI version its driver reports
 abi_of() {
 	for u in /sys/class/infiniband_verbs/uverbs*; do
@@ -61,18 +71,18 @@ for dev in "$@"; do
 	pair "$row" "$label ib_atomic_bw fetch-and-add" ib_atomic_bw -d "$dev" ${gid:+-x "$gid"} -n "$iters" -A FETCH_AND_ADD
 	pair "$row" "$label ib_atomic_bw compare-and-swap" ib_atomic_bw -d "$dev" ${gid:+-x "$gid"} -n "$iters" -A CMP_AND_SWAP
 	if [ "$dev" != rxe0 ]; then
-		# the device's counters moved with all that traffic; with ABI 2
-		# receives are posted into mapped rings, never through the
-		# kernel, so only takes and bytes count them
-		counters="rx_taken loopback_bytes"
-		[ "$(abi_of "$dev")" = 1 ] && counters="rx_posted $counters"
+		# the device's counters moved with all that traffic, and they
+		# add up: every receive taken or flushed was counted as posted
+		# (with ABI 2 when the kernel first saw it in the mapped ring)
+		counters="rx_posted rx_taken loopback_bytes"
 		rdma statistic show link "$dev/1" > "$log" 2>&1
 		ok=0
 		for c in $counters; do
-			v=$(tr ' ' '\n' < "$log" | grep -A1 -x "$c" | tail -n 1)
-			[ -n "$v" ] && [ "$v" -gt 0 ] 2>/dev/null || ok=1
+			[ "$(counter "$c")" -gt 0 ] 2>/dev/null || ok=1
 		done
 		report $ok "$label rdma statistic: $(echo "$counters" | sed 's/ /, /g') moved"
+		[ "$(counter rx_posted)" -ge $(($(counter rx_taken) + $(counter rx_flushed))) ]
+		report $? "$label rdma statistic: rx_posted >= rx_taken + rx_flushed"
 	fi
 done
 tap_summary
