@@ -2406,6 +2406,8 @@ static void vt_invalidate_during_long_copy(struct kunit *t)
 
 struct vt_big_send {
 	struct vt *v;
+	struct ib_qp *from;	/* NULL: v->a, to v->b */
+	struct ib_srq *srq;	/* the receive goes here, if set */
 	const u8 *src;
 	u32 len;
 	int ret;
@@ -2416,7 +2418,8 @@ static int vt_big_send_fn(void *arg)
 {
 	struct vt_big_send *b = arg;
 
-	b->ret = vt_send(b->v, b->v->a, 7, (u8 *)b->src, b->len);
+	b->ret = vt_send(b->v, b->from ? b->from : b->v->a, 7, (u8 *)b->src,
+			 b->len);
 	/* gone from this module's text once the waiter wakes */
 	kthread_complete_and_exit(&b->done, 0);
 }
@@ -2439,7 +2442,18 @@ static u8 *vt_big_send_begun(struct kunit *t, struct vt_big_send *b)
 	dst = v->big_dst;
 	b->src = v->big_src;
 	init_completion(&b->done);
-	KUNIT_ASSERT_EQ(t, vt_post_recv(v, v->b, 1, dst, b->len), 0);
+	if (b->srq) {
+		struct ib_sge sge = {
+			.addr = (uintptr_t)dst, .length = b->len,
+			.lkey = v->pd->local_dma_lkey,
+		};
+		struct ib_recv_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1 };
+		const struct ib_recv_wr *bad;
+
+		KUNIT_ASSERT_EQ(t, ib_post_srq_recv(b->srq, &wr, &bad), 0);
+	} else {
+		KUNIT_ASSERT_EQ(t, vt_post_recv(v, v->b, 1, dst, b->len), 0);
+	}
 	task = kthread_run(vt_big_send_fn, b, "vt_big_send");
 	KUNIT_ASSERT_FALSE(t, IS_ERR(task));
 	end = jiffies + 2 * HZ;
@@ -2484,6 +2498,60 @@ static void vt_drain_waits_for_long_copy(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, dst[len - 1], 0x5a);
 	KUNIT_EXPECT_EQ(t, wc[1].wr_id, 2ull);
 	KUNIT_EXPECT_EQ(t, wc[1].status, IB_WC_WR_FLUSH_ERR);
+}
+
+/*
+ * The same on a QP of an SRQ, whose receives a move to ERR does not flush:
+ * a drain then waits only for a marker WR on the send queue (ib_drain_qp()
+ * on Linux 6.1), and that marker must complete after the receive under
+ * way, never while data is still landing.
+ */
+static void vt_drain_srq_waits_for_long_copy(struct kunit *t)
+{
+	const u32 len = KRWQ_MAX_MSG_SIZE;
+	struct vt *v = t->priv;
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct vt_big_send b = { .v = v, .len = len, .srq = v->srq };
+	struct ib_qp *s, *r;
+	bool ended, marker = false;
+	unsigned long end;
+	struct ib_wc wc;
+	int got;
+	u8 *dst;
+
+	s = vt_new_qp(v, IB_QPT_RC, false);
+	r = vt_new_qp(v, IB_QPT_RC, true);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(s) || IS_ERR(r));
+	KUNIT_ASSERT_EQ(t, vt_connect(s, r->qp_num, 7), 0);
+	KUNIT_ASSERT_EQ(t, vt_connect(r, s->qp_num, 7), 0);
+	b.from = s;
+	dst = vt_big_send_begun(t, &b);
+	KUNIT_EXPECT_EQ(t, ib_modify_qp(r, &attr, IB_QP_STATE), 0);
+	ended = READ_ONCE(dst[len - 1]) != 0;
+	/* the drain's marker, posted in ERR as ib_drain_sq() posts it */
+	KUNIT_EXPECT_EQ(t, vt_send(v, r, 99, v->abuf, 0), 0);
+	end = jiffies + 60 * HZ;	/* 16 MiB under KASAN and TCG */
+	while (!marker && time_before(jiffies, end)) {
+		if (ib_poll_cq(v->scq, 1, &wc) == 1)
+			marker = wc.wr_id == 99;
+		else
+			usleep_range(100, 200);
+	}
+	/* what the receive CQ holds when the drain would return */
+	got = ib_poll_cq(v->rcq, 1, &wc);
+	wait_for_completion(&b.done);
+	KUNIT_EXPECT_EQ(t, b.ret, 0);
+	KUNIT_ASSERT_TRUE(t, marker);
+	if (ended)
+		kunit_skip(t, "the copy ended before the move to ERR");
+	KUNIT_ASSERT_EQ_MSG(t, got, 1,
+			    "the marker completed before the receive under way");
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 1ull);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, wc.byte_len, len);
+	KUNIT_EXPECT_EQ(t, dst[len - 1], 0x5a);
+	vt_free_qp(v, s);
+	vt_free_qp(v, r);
 }
 
 /*
@@ -2565,6 +2633,7 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_big_copy_takes_interrupts),
 	KUNIT_CASE(vt_invalidate_during_long_copy),
 	KUNIT_CASE(vt_drain_waits_for_long_copy),
+	KUNIT_CASE(vt_drain_srq_waits_for_long_copy),
 	KUNIT_CASE(vt_reset_during_long_copy),
 	{}
 };

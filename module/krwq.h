@@ -37,9 +37,10 @@
  * to ERR leaves the receive flush, or an SRQ QP's LAST_WQE_REACHED, to
  * the delivery, so nothing lands after a receive drain) and r_gen (a
  * RESET of the destination abandons the delivery; an SRQ's WQE then
- * completes flushed).  A drain of the destination's send queue alone does
- * not wait for such a delivery; destroying the QP does (the sender holds
- * a reference).
+ * completes flushed).  The destination's send-queue flush waits for such a
+ * delivery too (sq_flush_deferred, then send_work), so a drain of a QP on
+ * an SRQ, which waits only for a send-queue marker, ends after it; and
+ * destroying the QP waits for it (the sender holds a reference).
  *
  * Two sleeping locks sit outside all of these: an SRQ's resize_mutex is
  * taken before its ring locks, and a mapped ring's entry mutex (mmap.c)
@@ -323,6 +324,7 @@ struct krwq_qp {
 	 * completion or a flush frees it
 	 */
 	u32 sq_slots, sq_stride, sq_head, sq_tail, sq_free;
+	u32 sq_err_head;	/* sq_head when the QP last went to ERR */
 	u32 max_send_sge;
 	u32 max_inline;		/* max_inline_data */
 	bool sq_sig_all;
@@ -363,12 +365,15 @@ struct krwq_qp {
 	/*
 	 * Deliveries into this QP part done while their sender let
 	 * interrupts in (resp.c); a move to ERR leaves the receive flush to
-	 * the last of them, and a RESET bumps r_gen so that they are
-	 * abandoned.  All three under r_lock.
+	 * the last of them, and the send queue's flush too (a drain's marker
+	 * WR completes there, and must come after what they deliver; on an
+	 * SRQ it is all a drain waits for); a RESET bumps r_gen so that they
+	 * are abandoned.  All four under r_lock.
 	 */
 	u32 r_busy;
 	u32 r_gen;
 	bool r_flush_deferred;
+	bool sq_flush_deferred;
 	unsigned long events;		/* bits of pending ib_event_type */
 	struct work_struct event_work;	/* delivers them */
 	struct delayed_work uflush_work; /* ERR + mapped ring: flush new posts */

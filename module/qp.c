@@ -142,6 +142,7 @@ static void krwq_qp_set_state_locked(struct krwq_qp *qp,
 		qp->sq_head = 0;
 		qp->sq_tail = 0;
 		qp->sq_free = 0;
+		qp->sq_err_head = 0;
 		qp->sq_waiting = false;
 		qp->rnr_tries = 0;
 		qp->ack_tries = 0;
@@ -160,6 +161,7 @@ static void krwq_qp_set_state_locked(struct krwq_qp *qp,
 		/* deliveries part done are abandoned, their WQEs with the rest */
 		qp->r_gen++;
 		qp->r_flush_deferred = false;
+		qp->sq_flush_deferred = false;
 	}
 	if (!qp->srq)
 		krwq_rq_set_state(&qp->rq, rs, NULL);

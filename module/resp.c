@@ -272,9 +272,11 @@ static int krwq_run_window(struct krwq_qp *sqp, struct krwq_qp *dqp)
 }
 
 /*
- * A delivery into @dqp ends (the caller holds dqp->r_lock): if the run let
- * interrupts in during it and @dqp went to ERR meanwhile, the receive
- * flush the move left to the last such delivery happens now.
+ * A delivery into @dqp ends (the caller holds dqp->r_lock, and the
+ * delivery's completion is entered): if the run let interrupts in during
+ * it and @dqp went to ERR meanwhile, the receive flush the move left to
+ * the last such delivery happens now, and the send queue's flush (which
+ * needs dqp->s_lock, not to be taken here) goes to send_work.
  */
 static void krwq_run_dest_done(struct krwq_qp *sqp, struct krwq_qp *dqp)
 	__must_hold(&dqp->r_lock)
@@ -285,7 +287,13 @@ static void krwq_run_dest_done(struct krwq_qp *sqp, struct krwq_qp *dqp)
 	if (run->busy_dqp != dqp)
 		return;
 	run->busy_dqp = NULL;
-	if (--dqp->r_busy || !dqp->r_flush_deferred)
+	if (--dqp->r_busy)
+		return;
+	if (dqp->sq_flush_deferred) {
+		dqp->sq_flush_deferred = false;
+		queue_work(krwq_wq, &dqp->send_work);
+	}
+	if (!dqp->r_flush_deferred)
 		return;
 	dqp->r_flush_deferred = false;
 	krwq_qp_recv_flush_locked(dqp);

@@ -300,19 +300,31 @@ static void krwq_complete_send(struct krwq_qp *qp, struct krwq_swqe *w,
  * @qp: the QP, in ERR; the caller holds qp->s_lock.
  *
  * While a run of the send queue is under way (it may be executing the WQE
- * at sq_tail with interrupts let in), the flush is left to its end.
+ * at sq_tail with interrupts let in), the flush is left to its end.  While
+ * a delivery into @qp is part done (r_busy), the WRs posted since the move
+ * to ERR (from sq_err_head on) are left to the end of that delivery
+ * (krwq_run_dest_done() queues send_work): a drain's marker WR is one of
+ * them, and nothing the delivery completes may follow it.  The WRs queued
+ * before the move are flushed at once, which leaves the marker room.
  */
 static void krwq_sq_flush_locked(struct krwq_qp *qp)
 {
 	struct ib_wc wc = { .status = IB_WC_WR_FLUSH_ERR, .qp = &qp->ibqp };
+	u32 end;
+	bool busy;
 
 	lockdep_assert_held(&qp->s_lock);
 	if (qp->sq_running)
 		return;
+	spin_lock(&qp->r_lock);
+	busy = qp->r_busy;
+	qp->sq_flush_deferred = busy;
+	spin_unlock(&qp->r_lock);
+	end = busy ? qp->sq_err_head : qp->sq_head;
 	qp->sq_waiting = false;
 	qp->rnr_tries = 0;
 	qp->ack_tries = 0;
-	for (; qp->sq_tail != qp->sq_head;
+	for (; qp->sq_tail != end;
 	     qp->sq_tail = krwq_sq_next(qp, qp->sq_tail)) {
 		struct krwq_swqe *w = krwq_sq_entry(qp, qp->sq_tail);
 
@@ -320,13 +332,14 @@ static void krwq_sq_flush_locked(struct krwq_qp *qp)
 		wc.opcode = krwq_wc_opcode(w->opcode);
 		krwq_cq_enter(krwq_send_cq(qp), &wc, false);
 	}
-	qp->sq_free = qp->sq_tail;	/* every slot is free again */
+	qp->sq_free = qp->sq_tail;	/* every flushed slot is free again */
 }
 
 /**
  * krwq_qp_error_locked() - move a QP to ERR: flush its send queue, then
  * its receive queue in posting order (or report the last WQE for a QP on
- * an SRQ).
+ * an SRQ); a receive part done first completes, then the receive flush,
+ * then the send WRs posted in ERR meanwhile (krwq_sq_flush_locked()).
  * @qp: the QP; the caller holds qp->s_lock.
  */
 void krwq_qp_error_locked(struct krwq_qp *qp)
@@ -334,6 +347,7 @@ void krwq_qp_error_locked(struct krwq_qp *qp)
 	lockdep_assert_held(&qp->s_lock);
 	if (qp->state == IB_QPS_ERR)
 		return;
+	qp->sq_err_head = qp->sq_head;
 	krwq_sq_flush_locked(qp);
 	/* a receive being delivered finishes first: r_lock */
 	spin_lock(&qp->r_lock);
@@ -560,9 +574,10 @@ static bool krwq_sq_postable(struct krwq_qp *qp)
  * Return: 0; -EINVAL for a QP before RTS, a bad opcode for the QP type,
  * too many SGEs, inline data over the QP's max_inline_data (or for an
  * opcode that cannot carry it), an atomic without one 8-byte buffer, or a
- * message over the size limit; -ENOMEM when the send queue is full (or
- * no memory for a user QP's inline payloads); -EFAULT when a user QP's
- * inline payload cannot be read.
+ * message over the size limit; -ENOMEM when the send queue is full, at
+ * the WR past max_send_wr of a longer list (however many WRs complete
+ * while it is posted), or without memory for a user QP's inline payloads;
+ * -EFAULT when a user QP's inline payload cannot be read.
  */
 int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr)
