@@ -19,24 +19,13 @@ port=18800
 . /krwq/lib/tap.sh
 # shellcheck source=pair.sh
 . /krwq/lib/pair.sh
+# shellcheck source=roce.sh
+. /krwq/lib/roce.sh
 # each side of a pair may take 120 s, so that a few hung pairs cannot
 # use up the boot's bound before the summary
 pair_timeout=120
 # what a pingpong's client and perftest's print when they end well
 done_re='iters in|^ *[0-9]+ +[0-9]+ +[0-9.]+'
-
-# gid_index DEV IPV4: the index of DEV's RoCE v2 GID for IPV4, or nothing
-gid_index() {
-	want=$(echo "$2" | awk -F. '{ printf "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", $1, $2, $3, $4 }')
-	d=/sys/class/infiniband/$1/ports/1
-	for f in "$d"/gids/*; do
-		i=${f##*/}
-		[ "$(cat "$f" 2> /dev/null)" = "$want" ] &&
-			[ "$(cat "$d/gid_attrs/types/$i" 2> /dev/null)" = "RoCE v2" ] &&
-			echo "$i" && return 0
-	done
-	return 1
-}
 
 # port_state DEV: the state `rdma link show DEV/1` gives (ACTIVE, DOWN, ...)
 port_state() {
@@ -46,17 +35,6 @@ port_state() {
 # active_mtu DEV: the port's active MTU in bytes, as ibv_devinfo has it
 active_mtu() {
 	ibv_devinfo -d "$1" | awk '$1 == "active_mtu:" { print $2 }'
-}
-
-# wait_for SECONDS COMMAND...: until COMMAND succeeds, at most SECONDS
-wait_for() {
-	t=$(($1 * 10))
-	shift
-	while ! "$@" > /dev/null 2>&1; do
-		t=$((t - 1))
-		[ $t -gt 0 ] || return 1
-		sleep 0.1
-	done
 }
 
 # --- InfiniBand mode, across two devices

@@ -7,8 +7,8 @@
 # namespace behind an RDMA port), the host's `nvme connect` and
 # `nvme disconnect`, each undone again.  Every step reports a TAP line
 # through tap.sh's report.  Sourced, after tap.sh, by nvmeof.sh (the
-# test) and bench/guest-ulp.sh (make bench); scripts/vm puts both
-# libraries in /krwq/lib.
+# test) and bench/guest-ulp.sh (make bench); it sources roce.sh itself;
+# scripts/vm puts all three libraries in /krwq/lib.
 #
 # Sets: log (each step's output), cfs, hostnqn, nullb_gb.
 log=/tmp/nvmeof.log
@@ -16,6 +16,9 @@ cfs=/sys/kernel/config
 hostnqn=nqn.2026-12.org.example.krwq:host
 # null_blk's size parameter is in GiB: 1 GiB, allocated as written
 nullb_gb=1
+
+# shellcheck source=roce.sh
+. /krwq/lib/roce.sh
 
 # a failure shows the command's output, the kernel's last words and what
 # nvme-cli sees
@@ -35,17 +38,6 @@ check() {
 	shift 2
 	timeout "$ck_secs" "$@" > "$log" 2>&1
 	report $? "$ck_name"
-}
-
-# wait_for SECONDS COMMAND...: until COMMAND succeeds, at most SECONDS
-wait_for() {
-	wf_t=$(($1 * 10))
-	shift
-	while ! "$@" > /dev/null 2>&1; do
-		wf_t=$((wf_t - 1))
-		[ $wf_t -gt 0 ] || return 1
-		sleep 0.1
-	done
 }
 
 loaded() { grep -q "^$1 " /proc/modules; }

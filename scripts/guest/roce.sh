@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
+#
+# roce.sh - helpers for the guest scripts that work on netdev-bound
+# (RoCE) devices, which source it from /krwq/lib (scripts/vm puts it there).
+#   wait_for SECONDS CMD...   until CMD succeeds, at most SECONDS; status 1
+#                             if it never did
+#   gid_index DEV ADDR        the index of DEV's RoCE v2 GID for ADDR: an
+#                             IPv4 address, or an IPv6 one written out in
+#                             full as sysfs shows it; status 1 if none
+#   stat_of DEV NAME          counter NAME of DEV's port 1 (rdma
+#                             statistic), 0 if it has none
+
+wait_for() {
+	wf_t=$(($1 * 10))
+	shift
+	while ! "$@" > /dev/null 2>&1; do
+		wf_t=$((wf_t - 1))
+		[ $wf_t -gt 0 ] || return 1
+		sleep 0.1
+	done
+}
+
+gid_index() {
+	case $2 in
+	*.*) gi_want=$(echo "$2" | awk -F. '{ printf "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", $1, $2, $3, $4 }') ;;
+	*) gi_want=$2 ;;
+	esac
+	gi_d=/sys/class/infiniband/$1/ports/1
+	for gi_f in "$gi_d"/gids/*; do
+		gi_i=${gi_f##*/}
+		[ "$(cat "$gi_f" 2> /dev/null)" = "$gi_want" ] &&
+			[ "$(cat "$gi_d/gid_attrs/types/$gi_i" 2> /dev/null)" = "RoCE v2" ] &&
+			echo "$gi_i" && return 0
+	done
+	return 1
+}
+
+stat_of() {
+	so_v=$(rdma statistic show link "$1/1" | tr ' ' '\n' | grep -A1 -x "$2" | tail -n 1)
+	case $so_v in
+	'' | *[!0-9]*) echo 0 ;;
+	*) echo "$so_v" ;;
+	esac
+}
