@@ -47,7 +47,8 @@ rping_rounds=2
 rping_setups=10
 mkdir -p $tmp
 
-insmod "$dir/krwq.ko" "$@" || { echo "BENCH-ERROR insmod krwq.ko $*"; exit 1; }
+# krwqe0 beside rxe0, which holds RoCEv2's UDP port here: off the wire
+insmod "$dir/krwq.ko" "$@" wire=0 || { echo "BENCH-ERROR insmod krwq.ko $*"; exit 1; }
 # user space's rdma_cm: a module on distribution kernels (built in here)
 modprobe rdma_ucm 2> /dev/null
 

@@ -259,6 +259,7 @@ void krwq_dev_wait_all_released(void)
 static void krwq_dev_release(struct krwq_dev *dev)
 {
 	krwq_fabric_leave(dev);
+	krwq_net_detach(dev);
 	if (dev->ndev)
 		dev_put(dev->ndev);
 	WARN_ON(!xa_empty(&dev->qps) || !xa_empty(&dev->mrs));
@@ -298,6 +299,8 @@ static struct krwq_dev *krwq_dev_alloc(struct net_device *ndev)
 	dev->ndev = ndev;
 	spin_lock_init(&dev->uflush_lock);
 	dev->uflush_stamp = jiffies;
+	skb_queue_head_init(&dev->tx_q);
+	INIT_WORK(&dev->tx_work, krwq_net_tx_work);
 	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->mrs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	/* every kernel address, for kernel PDs' local access; never freed */
@@ -377,7 +380,9 @@ int krwq_dev_add(unsigned int index, struct krwq_dev **out)
  * the RDMA core's RoCE GID management).
  *
  * Context: process, not under RTNL.
- * Return: 0, -ENOMEM, or a negative errno from the RDMA core.
+ * Return: 0, -ENOMEM, -EADDRINUSE when something else holds RoCEv2's UDP
+ * port in @ndev's network namespace (krwq_net_attach()), or a negative
+ * errno from the RDMA core.
  */
 int krwq_dev_add_netdev(const char *name, struct net_device *ndev)
 {
@@ -393,7 +398,9 @@ int krwq_dev_add_netdev(const char *name, struct net_device *ndev)
 	addrconf_addr_eui48((u8 *)&dev->node_guid, ndev->dev_addr);
 	strscpy(dev->ibdev.node_desc, "krwq RoCE loopback HCA",
 		sizeof(dev->ibdev.node_desc));
-	ret = ib_device_set_netdev(&dev->ibdev, ndev, 1);
+	ret = krwq_net_attach(dev);
+	if (!ret)
+		ret = ib_device_set_netdev(&dev->ibdev, ndev, 1);
 	if (ret) {
 		ib_dealloc_device(&dev->ibdev);	/* krwq_dealloc_driver() */
 		return ret;

@@ -4,9 +4,11 @@
  * device an address names, and what a datagram's receiver is told of its
  * source.
  *
- * Nothing goes on a wire.  A send whose destination is a krwq device on
- * this host is delivered into that device's QP; an address no krwq device
- * holds names nobody, like a peer that is unreachable on a real fabric.
+ * A send whose destination is a krwq device on this host is delivered into
+ * that device's QP, and no packet is made.  An address no krwq device
+ * holds names nobody here: a netdev-bound device's send to it goes on the
+ * wire (net.c), and an InfiniBand-mode device's is lost, like one to a
+ * peer that is unreachable on a real fabric.
  * InfiniBand-mode devices (krwq0 ...) are addressed by LID; netdev-bound
  * (RoCE) devices by a GID of their GID table, which the RDMA core fills
  * from the netdev's IP addresses, together with the MAC the core resolved
@@ -126,6 +128,25 @@ struct krwq_dev *krwq_fabric_any(void)
 		get_device(&dev->ibdev.dev);
 	mutex_unlock(&krwq_fabric_lock);
 	return dev;
+}
+
+/**
+ * krwq_fabric_by_netdev_rcu() - the netdev-bound device bound to @ndev.
+ * @ndev: the netdev.
+ *
+ * Context: the caller holds rcu_read_lock(); the device stays valid until
+ * it drops it.
+ * Return: the device, or NULL.
+ */
+struct krwq_dev *krwq_fabric_by_netdev_rcu(struct net_device *ndev)
+{
+	struct krwq_dev *dev;
+	unsigned long id;
+
+	xa_for_each(&krwq_fabric_devs, id, dev)
+		if (dev->ndev == ndev)
+			return dev;
+	return NULL;
 }
 
 /* The InfiniBand-mode device with LID @lid. */

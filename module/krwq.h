@@ -55,6 +55,7 @@
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/sizes.h>
+#include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/timer.h>
 #include <linux/workqueue.h>
@@ -141,6 +142,12 @@ enum krwq_stat {
 	KRWQ_STAT_LOOPBACK_BYTES,	/* payload bytes delivered */
 	KRWQ_STAT_UD_DROPPED,		/* datagrams to nobody, or refused */
 	KRWQ_STAT_RX_DROPPED,		/* UD/UC messages dropped, WQE kept */
+	KRWQ_STAT_LOCAL_MSGS,		/* messages sent through the fabric */
+	KRWQ_STAT_WIRE_TX,		/* packets handed to the IP stack */
+	KRWQ_STAT_WIRE_TX_DROPPED,	/* packets the IP stack refused */
+	KRWQ_STAT_WIRE_RX,		/* packets in, headers and ICRC good */
+	KRWQ_STAT_WIRE_RX_DROPPED,	/* packets in, dropped (not ICRC) */
+	KRWQ_STAT_WIRE_ICRC_ERRORS,	/* packets in with a bad ICRC */
 	KRWQ_STAT_MAX
 };
 
@@ -149,6 +156,7 @@ struct krwq_stats {
 };
 
 struct krwq_dev;
+struct krwq_net_socks;
 struct krwq_run;
 
 enum krwq_mr_kind { KRWQ_MR_DMA, KRWQ_MR_USER, KRWQ_MR_FAST };
@@ -186,7 +194,9 @@ struct krwq_mr {
  *  - netdev-bound (rdma link add NAME type krwq netdev DEV, netdev.c): an
  *    Ethernet (RoCE) port following DEV, addressed by the GIDs the RDMA
  *    core derives from DEV's IP addresses.  @ndev is DEV, held by the RDMA
- *    core from registration to unregistration.
+ *    core from registration to unregistration.  Its sends to addresses
+ *    no krwq device in its namespace holds go on the wire (net.c), through
+ *    @wire, its namespace's UDP sockets, unless the module has wire=0.
  * Every device is on the host's fabric (fabric.c) under @fabric_id.
  */
 struct krwq_dev {
@@ -207,6 +217,9 @@ struct krwq_dev {
 	u32 uflush_tokens;		/* WRs it may still flush */
 	struct krwq_stats __percpu *stats;
 	struct krwq_mr local_dma_mr;	/* what KRWQ_LOCAL_DMA_LKEY names */
+	struct krwq_net_socks *wire;	/* NULL: reached only by the fabric */
+	struct sk_buff_head tx_q;	/* packets tx_work sends (net.c) */
+	struct work_struct tx_work;
 };
 
 static inline void krwq_count(struct krwq_dev *dev, enum krwq_stat s, u64 n)
@@ -328,6 +341,7 @@ struct krwq_qp {
 	u32 max_send_sge;
 	u32 max_inline;		/* max_inline_data */
 	bool sq_sig_all;
+	u32 wire_psn;		/* the next packet's PSN on the wire */
 	u8 rnr_tries;		/* RNR NAKs seen by the WQE at sq_tail */
 	u8 ack_tries;		/* ACK timeouts seen by the WQE at sq_tail */
 	bool sq_waiting;	/* sq_timer will resume the send queue */
@@ -355,6 +369,9 @@ struct krwq_qp {
 	struct krwq_mr *r_mrs[KRWQ_MAX_SGE];	/* its regions */
 	struct krwq_mr *s_mrs[KRWQ_MAX_SGE];	/* the send's own regions */
 	struct ib_sge inline_sge;		/* an inline payload's */
+	/* a receive from the wire's scratch, under r_lock (held throughout) */
+	struct ib_sge w_sge[KRWQ_MAX_SGE];
+	struct krwq_mr *w_mrs[KRWQ_MAX_SGE];
 
 	refcount_t users;	/* 1 while in the device table + lookups */
 	struct completion released;
@@ -528,12 +545,24 @@ void krwq_fabric_leave(struct krwq_dev *dev);
 struct krwq_dev *krwq_fabric_dev_rcu(u32 id);
 struct krwq_dev *krwq_fabric_find_netdev(struct net_device *ndev);
 struct krwq_dev *krwq_fabric_any(void);
+struct krwq_dev *krwq_fabric_by_netdev_rcu(struct net_device *ndev);
 void krwq_fabric_route(struct krwq_dev *from, const struct rdma_ah_attr *ah,
 		       struct krwq_route *route);
 
 /* netdev.c */
 int krwq_netdev_init(void);
 void krwq_netdev_exit(void);
+
+/* net.c */
+int krwq_net_init(void);
+void krwq_net_exit(void);
+int krwq_net_attach(struct krwq_dev *dev);
+void krwq_net_detach(struct krwq_dev *dev);
+bool krwq_net_reaches(const struct krwq_dev *dev,
+		      const struct krwq_route *route);
+void krwq_net_xmit(struct krwq_dev *dev, struct sk_buff_head *tx,
+		   unsigned long flags);
+void krwq_net_tx_work(struct work_struct *work);
 
 /* stats.c */
 struct rdma_hw_stats *krwq_alloc_hw_port_stats(struct ib_device *ibdev,

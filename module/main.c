@@ -56,6 +56,11 @@ static int __init krwq_init(void)
 	krwq_wq = alloc_workqueue("krwq", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
 	if (!krwq_wq)
 		return -ENOMEM;
+	ret = krwq_net_init();
+	if (ret) {
+		destroy_workqueue(krwq_wq);
+		return ret;
+	}
 	for (i = 0; i < num_devices; i++) {
 		ret = krwq_dev_add(i, &dev);
 		if (ret)
@@ -69,6 +74,7 @@ static int __init krwq_init(void)
 err_devs:
 	krwq_remove_all();
 	krwq_dev_wait_all_released();
+	krwq_net_exit();
 	destroy_workqueue(krwq_wq);
 	return ret;
 }
@@ -78,6 +84,7 @@ static void __exit krwq_exit(void)
 	krwq_netdev_exit();
 	krwq_remove_all();
 	krwq_dev_wait_all_released();
+	krwq_net_exit();
 	destroy_workqueue(krwq_wq);
 }
 

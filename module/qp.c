@@ -14,6 +14,7 @@
 #include <kunit/visibility.h>
 
 #include "krwq.h"
+#include "wire.h"
 #include "krwq_core.h"
 #include "rq_alloc.h"
 #include "rq_post.h"
@@ -390,8 +391,10 @@ static void krwq_apply_attr(struct krwq_qp *qp, struct ib_qp_attr *a, int mask,
 		q->rnr_retry = a->rnr_retry;
 	if (mask & IB_QP_RQ_PSN)
 		q->rq_psn = a->rq_psn;
-	if (mask & IB_QP_SQ_PSN)
+	if (mask & IB_QP_SQ_PSN) {
 		q->sq_psn = a->sq_psn;
+		qp->wire_psn = a->sq_psn & KRWQ_PSN_MASK;
+	}
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
 		q->max_rd_atomic = a->max_rd_atomic;
 	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)

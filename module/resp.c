@@ -25,6 +25,7 @@
 #include "krwq.h"
 #include "krwq_core.h"
 #include "resp.h"
+#include "wire.h"
 #include "trace.h"
 
 /* --- the QP's receive side -------------------------------------------- */
@@ -174,11 +175,19 @@ static void krwq_cursor_init(struct krwq_sge_cursor *c,
 	c->nheld = n;
 }
 
-/*
- * The sender's payload: the regions of its SGEs (checked for @access), or
- * its inline copy in the send queue, which needs none.
+/**
+ * krwq_src_get() - hold the regions of a send WQE's payload.
+ * @sqp: the sender, in a run (its s_lock held).
+ * @w: the WQE.
+ * @access: what the regions must allow besides local access (0 for a
+ *          send's payload).
+ *
+ * The regions of its SGEs (checked for @access) go into sqp->s_mrs; an
+ * inline payload, in the send queue itself, needs none.
+ *
+ * Return: false (nothing held) if a key does not check out.
  */
-static bool krwq_src_get(struct krwq_qp *sqp, struct krwq_swqe *w, int access)
+bool krwq_src_get(struct krwq_qp *sqp, struct krwq_swqe *w, int access)
 {
 	if (w->send_flags & IB_SEND_INLINE)
 		return true;
@@ -186,14 +195,25 @@ static bool krwq_src_get(struct krwq_qp *sqp, struct krwq_swqe *w, int access)
 			    access, sqp->s_mrs);
 }
 
-static void krwq_src_put(struct krwq_qp *sqp, struct krwq_swqe *w)
+/**
+ * krwq_src_put() - release what krwq_src_get() held.
+ * @sqp: the sender.
+ * @w: the WQE.
+ */
+void krwq_src_put(struct krwq_qp *sqp, struct krwq_swqe *w)
 {
 	if (!(w->send_flags & IB_SEND_INLINE))
 		krwq_put_mrs(sqp->s_mrs, w->num_sge);
 }
 
-static void krwq_src_cursor(struct krwq_qp *sqp, struct krwq_swqe *w,
-			    struct krwq_sge_cursor *c)
+/**
+ * krwq_src_cursor() - a cursor over a send WQE's payload.
+ * @sqp: the sender, whose regions krwq_src_get() holds.
+ * @w: the WQE.
+ * @c: set up at the payload's first byte.
+ */
+void krwq_src_cursor(struct krwq_qp *sqp, struct krwq_swqe *w,
+		     struct krwq_sge_cursor *c)
 {
 	if (!(w->send_flags & IB_SEND_INLINE)) {
 		krwq_cursor_init(c, w->sg_list, w->num_sge, sqp->s_mrs);
@@ -414,10 +434,10 @@ static void krwq_dest_dropped(struct krwq_qp *dqp, u64 wr_id,
  * WQE would stall every QP of the SRQ behind it, so it completes in error
  * (LOC_LEN_ERR), counted as a drop; the QP itself stays as it is.
  */
-static bool krwq_dest_fits(struct krwq_qp *sqp, struct krwq_qp *dqp,
+static bool krwq_dest_fits(const struct ib_sge *sge, struct krwq_qp *dqp,
 			   struct krwq_taken *t, u32 need)
 {
-	if (krwq_sge_total(sqp->r_sge, t->num_sge) >= need)
+	if (krwq_sge_total(sge, t->num_sge) >= need)
 		return true;
 	krwq_dest_dropped(dqp, t->wr_id, IB_WC_LOC_LEN_ERR);
 	return false;
@@ -432,18 +452,19 @@ static void krwq_dest_complete(struct krwq_qp *dqp, struct ib_wc *wc,
 }
 
 /*
- * Takes a receive WQE of @dqp into sqp->r_sge; one that holds fewer than
- * @need bytes is left where it is (UD and UC drop what does not fit).
+ * Takes a receive WQE of @dqp into @sge (KRWQ_MAX_SGE entries: a sender's
+ * r_sge, or dqp->w_sge for the wire); one that holds fewer than @need
+ * bytes is left where it is (UD and UC drop what does not fit).
  * Return: the core's outcome; a KRWQ_TAKE_MALFORMED WQE is already
  * completed in error.
  */
-static enum krwq_take_outcome krwq_take(struct krwq_qp *sqp,
+static enum krwq_take_outcome krwq_take(struct ib_sge *sge,
 					struct krwq_qp *dqp,
 					struct krwq_taken *t, u32 need)
 {
 	enum krwq_take_outcome ret;
 
-	t->sg_list = sqp->r_sge;
+	t->sg_list = sge;
 	ret = krwq_rq_take_fitting(krwq_dest_ring(dqp), t, need);
 	trace_krwq_take(dqp, ret, t);
 	if (ret == KRWQ_TAKE_TOO_SMALL) {
@@ -545,7 +566,7 @@ static void krwq_exec_send(struct krwq_qp *sqp, struct krwq_qp *dqp,
 	 * unless it is an SRQ's (krwq_dest_fits())
 	 */
 	uc = sqp->ibqp.qp_type == IB_QPT_UC;
-	taken = krwq_take(sqp, dqp, &t, uc && !dqp->srq ? w->length : 0);
+	taken = krwq_take(sqp->r_sge, dqp, &t, uc && !dqp->srq ? w->length : 0);
 	if (taken == KRWQ_TAKE_EMPTY) {
 		/* UC drops the message; RC is told to come back later */
 		o->rnr = sqp->ibqp.qp_type == IB_QPT_RC;
@@ -558,7 +579,7 @@ static void krwq_exec_send(struct krwq_qp *sqp, struct krwq_qp *dqp,
 		o->status = IB_WC_REM_OP_ERR;
 		goto out;
 	}
-	if (uc && !krwq_dest_fits(sqp, dqp, &t, w->length))
+	if (uc && !krwq_dest_fits(sqp->r_sge, dqp, &t, w->length))
 		goto out;
 	krwq_src_cursor(sqp, w, &src);
 	if (!krwq_fill_rwqe(sqp, dqp, &t, &src, w->length, NULL, 0, o))
@@ -620,7 +641,7 @@ static void krwq_exec_rdma(struct krwq_qp *sqp, struct krwq_qp *dqp,
 		goto out;
 	}
 	if (w->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
-		taken = krwq_take(sqp, dqp, &t, 0);
+		taken = krwq_take(sqp->r_sge, dqp, &t, 0);
 		if (taken != KRWQ_TAKE_TAKEN) {
 			o->rnr = taken == KRWQ_TAKE_EMPTY &&
 				 sqp->ibqp.qp_type == IB_QPT_RC;
@@ -921,14 +942,14 @@ void krwq_exec_ud(struct krwq_qp *sqp, struct krwq_swqe *w,
 	 * error on an SRQ), the QP in RTS
 	 */
 	need = w->length + KRWQ_UD_GRH_BYTES;
-	taken = krwq_take(sqp, dqp, &t, dqp->srq ? 0 : need);
+	taken = krwq_take(sqp->r_sge, dqp, &t, dqp->srq ? 0 : need);
 	if (taken != KRWQ_TAKE_TAKEN) {
 		krwq_src_put(sqp, w);
 		if (taken == KRWQ_TAKE_TOO_SMALL)
 			goto out;
 		goto drop;
 	}
-	if (!krwq_dest_fits(sqp, dqp, &t, need))
+	if (!krwq_dest_fits(sqp->r_sge, dqp, &t, need))
 		goto out_mrs;
 	if (has_grh)
 		krwq_make_net_hdr(w, &hdr);
@@ -962,6 +983,80 @@ out:
 	krwq_run_dest_done(sqp, dqp);
 	spin_unlock(&dqp->r_lock);
 	krwq_qp_put(dqp);
+	return;
+drop:
+	krwq_count(dqp->dev, KRWQ_STAT_UD_DROPPED, 1);
+	goto out;
+}
+
+/**
+ * krwq_resp_wire_ud() - deliver a UD datagram that came from the wire into
+ * @dqp, as krwq_exec_ud() delivers one from the fabric: the receive WQE
+ * through the core, the network header in its first 40 bytes; one @dqp
+ * refuses is dropped.
+ * @dqp: the QP the packet's BTH names, held by the caller.
+ * @pkt: the packet's transport headers, checked (net.c).
+ * @hdr: the 40 bytes the receive starts with, from the packet's IP header.
+ * @type: which header @hdr holds.
+ * @payload: pkt->payload_len bytes.
+ *
+ * Context: softirq; takes dqp->r_lock and holds it throughout, so its
+ * scratch (dqp->w_sge, w_mrs) is its own.
+ */
+void krwq_resp_wire_ud(struct krwq_qp *dqp, const struct krwq_wire_pkt *pkt,
+		       const union rdma_network_hdr *hdr,
+		       enum rdma_network_type type, const void *payload)
+{
+	u32 len = pkt->payload_len, need = len + KRWQ_UD_GRH_BYTES;
+	enum krwq_take_outcome taken;
+	struct krwq_sge_cursor dst;
+	struct ib_wc wc = {};
+	struct krwq_taken t;
+	unsigned long flags;
+	int ret;
+
+	spin_lock_irqsave(&dqp->r_lock, flags);
+	if (!krwq_qp_is_ud(dqp) || pkt->qkey != dqp->attr.qkey ||
+	    !krwq_can_receive(dqp))
+		goto drop;
+	taken = krwq_take(dqp->w_sge, dqp, &t, dqp->srq ? 0 : need);
+	if (taken == KRWQ_TAKE_TOO_SMALL || taken == KRWQ_TAKE_MALFORMED)
+		goto out;
+	if (taken != KRWQ_TAKE_TAKEN)
+		goto drop;
+	if (!krwq_dest_fits(dqp->w_sge, dqp, &t, need))
+		goto out;
+	if (!krwq_get_mrs(dqp->dev, krwq_dest_pd(dqp), dqp->w_sge, t.num_sge,
+			  IB_ACCESS_LOCAL_WRITE, dqp->w_mrs)) {
+		krwq_dest_error(dqp, t.wr_id, IB_WC_LOC_PROT_ERR);
+		goto out;
+	}
+	krwq_cursor_init(&dst, dqp->w_sge, t.num_sge, dqp->w_mrs);
+	ret = krwq_write(&dst, hdr, KRWQ_UD_GRH_BYTES);
+	if (!ret)
+		ret = krwq_write(&dst, payload, len);
+	krwq_put_mrs(dqp->w_mrs, t.num_sge);
+	if (ret) {	/* the lengths were checked: a revoked region */
+		krwq_dest_error(dqp, t.wr_id, IB_WC_LOC_PROT_ERR);
+		goto out;
+	}
+	wc.wr_id = t.wr_id;
+	wc.opcode = IB_WC_RECV;
+	wc.byte_len = need;
+	wc.src_qp = pkt->sqpn;
+	wc.port_num = 1;
+	wc.wc_flags = IB_WC_GRH;
+	if (!dqp->ibqp.uobject) {
+		wc.wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
+		wc.network_hdr_type = type;
+	}
+	if (pkt->opcode == IB_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE) {
+		wc.wc_flags |= IB_WC_WITH_IMM;
+		wc.ex.imm_data = pkt->imm;
+	}
+	krwq_dest_complete(dqp, &wc, pkt->se);
+out:
+	spin_unlock_irqrestore(&dqp->r_lock, flags);
 	return;
 drop:
 	krwq_count(dqp->dev, KRWQ_STAT_UD_DROPPED, 1);

@@ -2,8 +2,9 @@
 /*
  * resp.h - what the requester (send.c) and the responder (resp.c) share:
  * one run of a send queue, what executing one send WQE came to, and the
- * calls send.c makes into the responder; and the receive side's flush,
- * which qp.c uses too.  Private to those three files.
+ * calls send.c makes into the responder; the receive side's flush, which
+ * qp.c uses too; and what the wire (net.c) needs of both: a send WQE's
+ * payload, and delivery of what came in.  Private to those four files.
  */
 #ifndef KRWQ_RESP_H
 #define KRWQ_RESP_H
@@ -14,7 +15,11 @@
 #include <rdma/ib_verbs.h>
 
 struct krwq_qp;
+struct krwq_sge_cursor;
 struct krwq_swqe;
+struct krwq_wire_pkt;
+struct sk_buff_head;
+union rdma_network_hdr;
 
 /*
  * A run lets interrupts in (drops its locks and takes them again) each
@@ -34,12 +39,15 @@ struct krwq_swqe;
  *          its caller enables them again once s_lock is released.
  * @section: bytes copied or charged since interrupts were last let in.
  * @busy_dqp: the destination whose r_busy this run raised, or NULL.
+ * @tx: packets for the wire, which its caller sends (krwq_net_xmit()) once
+ *      it has released s_lock.
  */
 struct krwq_run {
 	unsigned long *flags;
 	bool *bh_off;
 	u32 section;
 	struct krwq_qp *busy_dqp;
+	struct sk_buff_head *tx;
 };
 
 /* What executing one send WQE came to. */
@@ -69,5 +77,15 @@ void krwq_exec_connected(struct krwq_qp *sqp, struct krwq_swqe *w,
 			 struct krwq_outcome *o);
 void krwq_exec_ud(struct krwq_qp *sqp, struct krwq_swqe *w,
 		  struct krwq_outcome *o);
+bool krwq_src_get(struct krwq_qp *sqp, struct krwq_swqe *w, int access);
+void krwq_src_put(struct krwq_qp *sqp, struct krwq_swqe *w);
+void krwq_src_cursor(struct krwq_qp *sqp, struct krwq_swqe *w,
+		     struct krwq_sge_cursor *c);
+void krwq_resp_wire_ud(struct krwq_qp *dqp, const struct krwq_wire_pkt *pkt,
+		       const union rdma_network_hdr *hdr,
+		       enum rdma_network_type type, const void *payload);
+
+/* net.c: the requester's side of the wire */
+enum ib_wc_status krwq_net_send_ud(struct krwq_qp *sqp, struct krwq_swqe *w);
 
 #endif /* KRWQ_RESP_H */

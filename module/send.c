@@ -390,6 +390,29 @@ static void krwq_exec_local(struct krwq_qp *qp, struct krwq_swqe *w,
  * is IB's "no timeout": the requester never gives up, and krwq then tries
  * again every 67 ms (the period of timeout 14, the usual setting).
  */
+/*
+ * A UD send WQE: into a QP of a krwq device through the fabric, or, to an
+ * address none here holds, onto the wire (net.c).
+ */
+static void krwq_send_ud(struct krwq_qp *qp, struct krwq_swqe *w,
+			 struct krwq_outcome *o)
+{
+	if (krwq_net_reaches(qp->dev, &w->route)) {
+		o->status = krwq_net_send_ud(qp, w);
+		return;
+	}
+	krwq_count(qp->dev, KRWQ_STAT_LOCAL_MSGS, 1);
+	krwq_exec_ud(qp, w, o);
+}
+
+/* An RC or UC send WQE, to its peer through the fabric. */
+static void krwq_send_connected(struct krwq_qp *qp, struct krwq_swqe *w,
+				struct krwq_outcome *o)
+{
+	krwq_count(qp->dev, KRWQ_STAT_LOCAL_MSGS, 1);
+	krwq_exec_connected(qp, w, o);
+}
+
 static unsigned long krwq_ack_timeout_jiffies(u8 timeout)
 {
 	u64 ns = 4096ULL << (timeout ? timeout : 14);
@@ -439,6 +462,8 @@ static bool krwq_sq_retry_later(struct krwq_qp *qp,
  * @bh_off: the caller's, false: set if the run disabled bottom halves
  *          (krwq_run_let_irqs_in()); the caller then enables them once
  *          it has released s_lock.
+ * @tx: the caller's, empty: packets for the wire, which the caller sends
+ *      with krwq_net_xmit() once it has released s_lock.
  *
  * Stops when the queue is empty, the QP leaves RTS, an RC send must wait
  * to be retried (an RNR NAK or no answer; sq_timer resumes it), or the
@@ -452,9 +477,9 @@ static bool krwq_sq_retry_later(struct krwq_qp *qp,
  * completion of the WQE it was executing.
  */
 static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags,
-			bool *bh_off)
+			bool *bh_off, struct sk_buff_head *tx)
 {
-	struct krwq_run run = { .flags = flags, .bh_off = bh_off };
+	struct krwq_run run = { .flags = flags, .bh_off = bh_off, .tx = tx };
 	u32 wrs = 0, bytes = 0;
 
 	lockdep_assert_held(&qp->s_lock);
@@ -488,9 +513,9 @@ static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags,
 		if (krwq_is_local(w->opcode))
 			krwq_exec_local(qp, w, &o);
 		else if (krwq_qp_is_ud(qp))
-			krwq_exec_ud(qp, w, &o);
+			krwq_send_ud(qp, w, &o);
 		else
-			krwq_exec_connected(qp, w, &o);
+			krwq_send_connected(qp, w, &o);
 		trace_krwq_deliver(qp, w, o.status, o.rnr, o.no_ack);
 
 		if ((o.rnr || o.no_ack) && krwq_sq_retry_later(qp, &o))
@@ -547,12 +572,15 @@ void krwq_sq_timer(struct timer_list *t)
 void krwq_send_work(struct work_struct *work)
 {
 	struct krwq_qp *qp = container_of(work, struct krwq_qp, send_work);
+	struct sk_buff_head tx;
 	unsigned long flags;
 	bool bh_off = false;
 
+	__skb_queue_head_init(&tx);
 	spin_lock_irqsave(&qp->s_lock, flags);
-	krwq_sq_run(qp, &flags, &bh_off);
+	krwq_sq_run(qp, &flags, &bh_off, &tx);
 	spin_unlock_irqrestore(&qp->s_lock, flags);
+	krwq_net_xmit(qp->dev, &tx, flags);
 	if (bh_off)
 		local_bh_enable();
 }
@@ -586,6 +614,7 @@ int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	const struct ib_send_wr *fault = NULL;
 	u8 *staged = NULL;
 	const u8 *next_staged;
+	struct sk_buff_head tx;
 	unsigned long flags;
 	bool bh_off = false;
 	u32 copied = 0, n = 0;
@@ -599,6 +628,7 @@ int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		}
 	}
 	next_staged = staged;
+	__skb_queue_head_init(&tx);
 	spin_lock_irqsave(&qp->s_lock, flags);
 	if (!krwq_sq_postable(qp)) {
 		ret = -EINVAL;
@@ -636,11 +666,12 @@ int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (krwq_state_ops(qp->state) & KRWQ_FLUSH_SEND)
 		krwq_sq_flush_locked(qp);
 	else
-		krwq_sq_run(qp, &flags, &bh_off);
+		krwq_sq_run(qp, &flags, &bh_off, &tx);
 out:
 	if (ret)
 		*bad_wr = wr;
 	spin_unlock_irqrestore(&qp->s_lock, flags);
+	krwq_net_xmit(qp->dev, &tx, flags);
 	if (bh_off)
 		local_bh_enable();	/* softirqs raised meanwhile run here */
 	kvfree(staged);

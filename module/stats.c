@@ -20,6 +20,12 @@ static const struct rdma_stat_desc krwq_stat_descs[KRWQ_STAT_MAX] = {
 	[KRWQ_STAT_LOOPBACK_BYTES] = { .name = "loopback_bytes" },
 	[KRWQ_STAT_UD_DROPPED] = { .name = "ud_dropped" },
 	[KRWQ_STAT_RX_DROPPED] = { .name = "rx_dropped" },
+	[KRWQ_STAT_LOCAL_MSGS] = { .name = "local_msgs" },
+	[KRWQ_STAT_WIRE_TX] = { .name = "wire_tx_packets" },
+	[KRWQ_STAT_WIRE_TX_DROPPED] = { .name = "wire_tx_dropped" },
+	[KRWQ_STAT_WIRE_RX] = { .name = "wire_rx_packets" },
+	[KRWQ_STAT_WIRE_RX_DROPPED] = { .name = "wire_rx_dropped" },
+	[KRWQ_STAT_WIRE_ICRC_ERRORS] = { .name = "wire_icrc_errors" },
 };
 
 /**

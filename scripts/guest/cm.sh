@@ -48,7 +48,8 @@ module_of() {
 load_driver() {
 	grep -q "^$(module_of "$1") " /proc/modules && return 0
 	case $1 in
-	krwq) insmod /krwq/krwq.ko ;;
+	# beside rxe0, which holds RoCEv2's UDP port here: off the wire
+	krwq) insmod /krwq/krwq.ko wire=0 ;;
 	*) modprobe "$(module_of "$1")" ;;
 	esac
 }
