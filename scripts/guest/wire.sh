@@ -1,0 +1,199 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Runs inside the test VM, krwq.ko loaded (wire on, the default): RoCEv2
+# on the wire between network namespaces joined by veth pairs, krwq
+# against rdma_rxe and against krwq.  One TAP line per check, then
+# "N passed, N failed".
+#
+#   initial namespace            kwa                       kwb
+#   rxe0 on vrx  <--veth-->  krwqw0 on vka
+#   198.18.0.1, fd00:18::1   198.18.0.2, fd00:18::2
+#                            krwqw1 on vab  <--veth-->  krwqw2 on vba
+#                            198.18.1.1                 198.18.1.2
+#
+#  - rdma_rxe holds UDP port 4791 in the initial namespace, so a krwq
+#    device there is refused, with a message, and nothing is left of it;
+#  - UD through the wire, data checked: ibv_ud_pingpong krwq <-> rxe both
+#    ways over IPv4 and IPv6, and krwq <-> krwq between kwa and kwb;
+#    udaddy (rdma_cm: SIDR over QP1, then UD) krwq <-> rxe;
+#  - krwqw0 to itself, in one namespace, goes through the fabric: not a
+#    packet;
+#  - the counters: packets out and in, messages on the local path;
+#  - packets corrupted on the link (netem) fail their ICRC, are dropped
+#    and counted; the wire works again afterwards.
+log=/tmp/wire.log
+port=18900
+# shellcheck source=tap.sh # scripts/vm puts it in /krwq/lib
+. /krwq/lib/tap.sh
+# shellcheck source=pair.sh
+. /krwq/lib/pair.sh
+# shellcheck source=roce.sh
+. /krwq/lib/roce.sh
+
+# in_ns NS CMD...: CMD in network namespace NS, "-" being the initial one
+in_ns() {
+	in_ns_n=$1
+	shift
+	if [ "$in_ns_n" = - ]; then
+		"$@"
+	else
+		ip netns exec "$in_ns_n" "$@"
+	fi
+}
+
+# listening_in NS PORT: a TCP socket listens on PORT in NS
+listening_in() {
+	in_ns "$1" sh -c ". /krwq/lib/pair.sh; listening $2"
+}
+
+# ud_pair NAME SNS SDEV SADDR CNS CDEV CADDR [HADDR]: ibv_ud_pingpong,
+# data checked, the server on SDEV in SNS, the client on CDEV in CNS; each
+# side names its own GID by its address, and the client reaches the
+# server's TCP handshake at HADDR (default SADDR; the pingpong's server
+# listens on IPv4 only)
+ud_pair() {
+	port=$((port + 1))
+	sg=$(gid_index "$3" "$4") && cg=$(gid_index "$6" "$7")
+	if [ -z "$sg" ] || [ -z "$cg" ]; then
+		report 1 "$1" "no GID for $4 on $3 or for $7 on $6"
+		return
+	fi
+	in_ns "$2" timeout 120 ibv_ud_pingpong -d "$3" -g "$sg" -p $port \
+		-n 100 -s 512 -c > /tmp/server.log 2>&1 &
+	up_s=$!
+	wait_for 60 listening_in "$2" $port
+	in_ns "$5" timeout 60 ibv_ud_pingpong -d "$6" -g "$cg" -p $port \
+		-n 100 -s 512 -c "${8:-$4}" > $log 2>&1
+	up_c=$?
+	wait $up_s
+	up_sc=$?
+	{ echo "--- server"; cat /tmp/server.log; } >> $log
+	[ $up_c = 0 ] && [ $up_sc = 0 ] && grep -q 'iters in' $log
+	report $? "$1"
+}
+
+# udaddy_pair NAME SNS SADDR CNS: rdma_cm's UD example, the server bound to
+# SADDR in SNS, the client in CNS
+udaddy_pair() {
+	in_ns "$2" timeout 120 udaddy -b "$3" -C 20 > /tmp/server.log 2>&1 &
+	ua_s=$!
+	sleep 3
+	in_ns "$4" timeout 60 udaddy -s "$3" -C 20 > $log 2>&1
+	ua_c=$?
+	wait $ua_s
+	ua_sc=$?
+	{ echo "--- server"; cat /tmp/server.log; } >> $log
+	[ $ua_c = 0 ] && [ $ua_sc = 0 ] && grep -q 'data transfers complete' $log
+	report $? "$1"
+}
+
+# --- the namespaces, rxe0 and the krwq devices
+{ modprobe rdma_rxe &&
+	ip netns add kwa && ip netns add kwb &&
+	ip -n kwa link set lo up && ip -n kwb link set lo up &&
+	ip link add vrx type veth peer name vka netns kwa &&
+	ip -n kwa link add vab type veth peer name vba netns kwb &&
+	ip addr add 198.18.0.1/24 dev vrx &&
+	ip addr add fd00:18::1/64 dev vrx nodad &&
+	ip -n kwa addr add 198.18.0.2/24 dev vka &&
+	ip -n kwa addr add fd00:18::2/64 dev vka nodad &&
+	ip -n kwa addr add 198.18.1.1/24 dev vab &&
+	ip -n kwb addr add 198.18.1.2/24 dev vba &&
+	ip link set vrx up && ip -n kwa link set vka up &&
+	ip -n kwa link set vab up && ip -n kwb link set vba up &&
+	rdma link add rxe0 type rxe netdev vrx; } > $log 2>&1
+report $? "namespaces kwa and kwb, veth pairs, rxe0 on vrx"
+
+# rxe holds port 4791 here: a krwq device in this namespace is refused
+{ ip link add dwx type dummy && ip link set dwx up; } > $log 2>&1
+! rdma link add krwqx type krwq netdev dwx > $log 2>&1 &&
+	grep -q 'Address already in use' $log &&
+	! [ -e /sys/class/infiniband/krwqx ] &&
+	dmesg | grep -q 'krwq: UDP port 4791 is taken in dwx'
+report $? "rdma link add in rxe's namespace: refused (EADDRINUSE), with a message, no device"
+ip link del dwx > /dev/null 2>&1
+
+{ ip netns exec kwa rdma link add krwqw0 type krwq netdev vka &&
+	ip netns exec kwa rdma link add krwqw1 type krwq netdev vab &&
+	ip netns exec kwb rdma link add krwqw2 type krwq netdev vba &&
+	wait_for 20 gid_index krwqw0 198.18.0.2 &&
+	wait_for 20 gid_index krwqw0 fd00:0018:0000:0000:0000:0000:0000:0002 &&
+	wait_for 20 gid_index krwqw1 198.18.1.1 &&
+	wait_for 20 gid_index krwqw2 198.18.1.2 &&
+	wait_for 20 gid_index rxe0 198.18.0.1 &&
+	wait_for 20 gid_index rxe0 fd00:0018:0000:0000:0000:0000:0000:0001; } > $log 2>&1
+report $? "krwqw0 and krwqw1 in kwa, krwqw2 in kwb, their GIDs (one socket per namespace)"
+
+# --- UD on the wire
+tx0=$(stat_of krwqw0 wire_tx_packets)
+rx0=$(stat_of krwqw0 wire_rx_packets)
+ud_pair "ibv_ud_pingpong IPv4, rxe0 server, krwqw0 client (kwa), data checked" \
+	- rxe0 198.18.0.1 kwa krwqw0 198.18.0.2
+ud_pair "ibv_ud_pingpong IPv4, krwqw0 server (kwa), rxe0 client, data checked" \
+	kwa krwqw0 198.18.0.2 - rxe0 198.18.0.1
+ud_pair "ibv_ud_pingpong IPv6, rxe0 server, krwqw0 client (kwa), data checked" \
+	- rxe0 fd00:0018:0000:0000:0000:0000:0000:0001 kwa krwqw0 fd00:0018:0000:0000:0000:0000:0000:0002 198.18.0.1
+ud_pair "ibv_ud_pingpong IPv6, krwqw0 server (kwa), rxe0 client, data checked" \
+	kwa krwqw0 fd00:0018:0000:0000:0000:0000:0000:0002 - rxe0 fd00:0018:0000:0000:0000:0000:0000:0001 198.18.0.2
+ud_pair "ibv_ud_pingpong IPv4, krwqw1 (kwa) server, krwqw2 (kwb) client, data checked" \
+	kwa krwqw1 198.18.1.1 kwb krwqw2 198.18.1.2
+tx1=$(stat_of krwqw0 wire_tx_packets)
+rx1=$(stat_of krwqw0 wire_rx_packets)
+# four pingpongs of 100 round trips each, each side sending 100 or more
+[ $((tx1 - tx0)) -ge 400 ] && [ $((rx1 - rx0)) -ge 400 ] &&
+	[ "$(stat_of krwqw0 wire_icrc_errors)" = 0 ]
+report $? "krwqw0's counters: $((tx1 - tx0)) packets out, $((rx1 - rx0)) in (400 or more each), no ICRC error"
+
+udaddy_pair "udaddy (rdma_cm SIDR, then UD): rxe0 server, client in kwa on krwqw0" \
+	- 198.18.0.1 kwa
+udaddy_pair "udaddy (rdma_cm SIDR, then UD): server in kwa on krwqw0, rxe0 client" \
+	kwa 198.18.0.2 -
+
+# --- within one namespace: the fabric, not a packet.  Both ends are on
+# krwqw0: the kernel resolves an address of vka's through vab by ARP on
+# vab's link (where nobody answers), so krwqw1 cannot name krwqw0.
+tx0=$(stat_of krwqw0 wire_tx_packets)
+l0=$(stat_of krwqw0 local_msgs)
+ud_pair "ibv_ud_pingpong krwqw0 server and client, in kwa, data checked" \
+	kwa krwqw0 198.18.0.2 kwa krwqw0 198.18.0.2
+[ "$(stat_of krwqw0 wire_tx_packets)" = "$tx0" ] &&
+	[ $(($(stat_of krwqw0 local_msgs) - l0)) -ge 200 ]
+report $? "krwqw0 to itself: no packet out, 200 or more local messages"
+
+# --- corruption on the link: every frame rxe0 sends on vrx has a bit
+# flipped.  perftest's handshake goes over a second veth pair (vc0, vc1),
+# which nothing corrupts; the UD sends of its client get through to
+# krwqw0 where the flip lands past the IP and UDP headers (about nine in
+# ten), and fail their ICRC there.
+{ ip link add vc0 type veth peer name vc1 netns kwa &&
+	ip addr add 10.99.0.1/24 dev vc0 && ip -n kwa addr add 10.99.0.2/24 dev vc1 &&
+	ip link set vc0 up && ip -n kwa link set vc1 up &&
+	tc qdisc add dev vrx root netem corrupt 100%; } > $log 2>&1
+report $? "tc netem corrupt 100% on vrx; a clean veth pair for handshakes"
+e0=$(stat_of krwqw0 wire_icrc_errors)
+port=$((port + 1))
+sg=$(gid_index krwqw0 198.18.0.2)
+cg=$(gid_index rxe0 198.18.0.1)
+ip netns exec kwa timeout 60 ib_send_bw -d krwqw0 -x "$sg" -c UD -n 50 -s 512 \
+	-p $port > /tmp/server.log 2>&1 &
+cs=$!
+wait_for 60 listening_in kwa $port
+timeout 60 ib_send_bw -d rxe0 -x "$cg" -c UD -n 50 -s 512 -p $port 10.99.0.2 > $log 2>&1
+kill $cs 2> /dev/null
+wait $cs
+tc qdisc del dev vrx root > /dev/null 2>&1
+e1=$(stat_of krwqw0 wire_icrc_errors)
+[ $((e1 - e0)) -ge 25 ]
+report $? "50 datagrams corrupted on the link: $((e1 - e0)) failed their ICRC at krwqw0 (25 or more)"
+
+# --- the wire again after that, and teardown
+ud_pair "ibv_ud_pingpong IPv4 after the corruption, rxe0 server, krwqw0 client" \
+	- rxe0 198.18.0.1 kwa krwqw0 198.18.0.2
+{ rdma link delete krwqw0 && rdma link delete krwqw1 && rdma link delete krwqw2 &&
+	rdma link delete rxe0 && ip link del vc0 && ip link del vrx &&
+	ip netns del kwa && ip netns del kwb &&
+	modprobe -r rdma_rxe; } > $log 2>&1
+report $? "the devices, namespaces and rdma_rxe removed"
+
+tap_summary
