@@ -198,14 +198,30 @@ rping_test() {
 	report $ok "$label rping $2, 100 x 4 KiB, data verified"
 }
 
-# perftest_test PROGRAM: PROGRAM -R, a result row from the client
-perftest_test() {
+# perftest_try PROGRAM: one server and client of PROGRAM -R; 0 when the
+# client printed a result row
+perftest_try() {
 	next_port
 	serve $port "$1" -d "$name" -R -n $iters -p $port
 	# shellcheck disable=SC2086 # cm_delay is words
 	client $cm_delay "$1" -d "$name" -R -n $iters -p $port "$a4"
 	both_ok && client_has "$row"
-	report $? "$label $1 -R, $iters iterations"
+}
+
+# perftest_test PROGRAM: PROGRAM -R, a result row from the client. A
+# sanity peer (rxe, siw) gets a second try: under TCG rxe's RC sometimes
+# stalls past perftest's patience, which is no finding about krwq; krwq
+# gets one try.
+perftest_test() {
+	perftest_try "$1"
+	pt=$?
+	if [ $pt != 0 ] && [ "$type" != krwq ]; then
+		echo "# $label $1 -R failed once on the peer; a second try after:"
+		tail -n 8 $log | sed 's/^/#   /'
+		perftest_try "$1"
+		pt=$?
+	fi
+	report $pt "$label $1 -R, $iters iterations"
 }
 
 # perftest prints a table row of numbers under its header
