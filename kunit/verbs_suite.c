@@ -107,10 +107,11 @@ static void vt_free_qp(struct vt *v, struct ib_qp *qp)
 
 /*
  * RESET -> INIT -> RTR -> RTS, aimed at QP @dest behind LID @lid (RC/UC),
- * with the RC requester's local ACK @timeout and @retry_cnt
+ * with the RC requester's local ACK @timeout and @retry_cnt, and @rd_atom
+ * as both its initiator depth and its responder resources
  */
-static int vt_connect_to(struct ib_qp *qp, u16 lid, u32 dest, u8 rnr_retry,
-			 u8 timeout, u8 retry_cnt)
+static int vt_connect_rd(struct ib_qp *qp, u16 lid, u32 dest, u8 rnr_retry,
+			 u8 timeout, u8 retry_cnt, u8 rd_atom)
 {
 	struct ib_qp_attr a = {
 		.qp_state = IB_QPS_INIT,
@@ -137,7 +138,7 @@ static int vt_connect_to(struct ib_qp *qp, u16 lid, u32 dest, u8 rnr_retry,
 		rdma_ah_set_port_num(&a.ah_attr, 1);
 		mask |= IB_QP_AV | IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN;
 		if (qp->qp_type == IB_QPT_RC) {
-			a.max_dest_rd_atomic = 1;
+			a.max_dest_rd_atomic = rd_atom;
 			a.min_rnr_timer = 1;
 			mask |= IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER;
 		}
@@ -152,11 +153,17 @@ static int vt_connect_to(struct ib_qp *qp, u16 lid, u32 dest, u8 rnr_retry,
 		a.timeout = timeout;
 		a.retry_cnt = retry_cnt;
 		a.rnr_retry = rnr_retry;
-		a.max_rd_atomic = 1;
+		a.max_rd_atomic = rd_atom;
 		mask |= IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY |
 			IB_QP_MAX_QP_RD_ATOMIC;
 	}
 	return ib_modify_qp(qp, &a, mask);
+}
+
+static int vt_connect_to(struct ib_qp *qp, u16 lid, u32 dest, u8 rnr_retry,
+			 u8 timeout, u8 retry_cnt)
+{
+	return vt_connect_rd(qp, lid, dest, rnr_retry, timeout, retry_cnt, 1);
 }
 
 static int vt_connect_retry(struct ib_qp *qp, u32 dest, u8 rnr_retry,
@@ -1672,6 +1679,74 @@ static void vt_atomics(struct kunit *t)
 	vt_fr_free(v, mr, &sg);
 }
 
+/*
+ * RDMA READ and atomics need the QPs' resources for them: a requester
+ * whose max_rd_atomic is 0 may not post them (EINVAL, the WR refused and
+ * the QP unchanged), and a responder whose max_dest_rd_atomic is 0
+ * answers them as an invalid request, as an HCA NAKs one.
+ */
+static void vt_rd_atomic_resources(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->abuf, .length = 8,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr rd = {
+		.wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+			.opcode = IB_WR_RDMA_READ },
+		.remote_addr = (uintptr_t)v->bbuf,
+		.rkey = v->pd->unsafe_global_rkey,
+	};
+	struct ib_atomic_wr fa = {
+		.wr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1,
+			.opcode = IB_WR_ATOMIC_FETCH_AND_ADD },
+		.remote_addr = (uintptr_t)v->bbuf,
+		.rkey = v->pd->unsafe_global_rkey, .compare_add = 1,
+	};
+	const struct ib_send_wr *bad;
+	struct ib_qp *c, *d;
+	struct ib_wc wc;
+
+	/* no initiator depth: refused at post */
+	c = vt_new_qp(v, IB_QPT_RC, false);
+	d = vt_new_qp(v, IB_QPT_RC, false);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(c) || IS_ERR(d));
+	KUNIT_ASSERT_EQ(t, vt_connect_rd(c, VT_LID, d->qp_num, 7, 14, 7, 0), 0);
+	KUNIT_ASSERT_EQ(t, vt_connect_rd(d, VT_LID, c->qp_num, 7, 14, 7, 1), 0);
+	KUNIT_EXPECT_EQ(t, ib_post_send(c, &rd.wr, &bad), -EINVAL);
+	KUNIT_EXPECT_PTR_EQ(t, bad, &rd.wr);
+	KUNIT_EXPECT_EQ(t, ib_post_send(c, &fa.wr, &bad), -EINVAL);
+	KUNIT_EXPECT_EQ(t, vt_poll(v->scq, &wc, 1), 0);
+	/* the QP is as it was: a WRITE goes */
+	rd.wr.opcode = IB_WR_RDMA_WRITE;
+	KUNIT_ASSERT_EQ(t, ib_post_send(c, &rd.wr, &bad), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	vt_free_qp(v, c);
+	vt_free_qp(v, d);
+
+	/* no responder resources: an invalid request, for both kinds */
+	for (int i = 0; i < 2; i++) {
+		struct ib_send_wr *wr = i ? &fa.wr : &rd.wr;
+
+		rd.wr.opcode = IB_WR_RDMA_READ;
+		c = vt_new_qp(v, IB_QPT_RC, false);
+		d = vt_new_qp(v, IB_QPT_RC, false);
+		KUNIT_ASSERT_FALSE(t, IS_ERR(c) || IS_ERR(d));
+		KUNIT_ASSERT_EQ(t, vt_connect_rd(c, VT_LID, d->qp_num, 7, 14, 7,
+						 1), 0);
+		KUNIT_ASSERT_EQ(t, vt_connect_rd(d, VT_LID, c->qp_num, 7, 14, 7,
+						 0), 0);
+		KUNIT_ASSERT_EQ(t, ib_post_send(c, wr, &bad), 0);
+		KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+		KUNIT_EXPECT_EQ(t, wc.wr_id, wr->wr_id);
+		KUNIT_EXPECT_EQ(t, wc.status, IB_WC_REM_INV_REQ_ERR);
+		vt_free_qp(v, c);
+		vt_free_qp(v, d);
+	}
+}
+
 /* Two QPs adding to one target at once lose no addition. */
 static void vt_atomics_concurrent(struct kunit *t)
 {
@@ -2623,6 +2698,7 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_inline_over_limit),
 	KUNIT_CASE(vt_atomics),
 	KUNIT_CASE(vt_atomics_concurrent),
+	KUNIT_CASE(vt_rd_atomic_resources),
 	KUNIT_CASE(vt_unsignaled_hold_slots),
 	KUNIT_CASE(vt_srq_modify_mask),
 	KUNIT_CASE(vt_srq_bad_lkey_counted),

@@ -769,6 +769,22 @@ out:
 	krwq_put_mrs(sqp->s_mrs, w->num_sge);
 }
 
+static bool krwq_needs_rd_atomic(enum ib_wr_opcode op)
+{
+	return op == IB_WR_RDMA_READ || krwq_is_atomic(op);
+}
+
+/*
+ * A READ or an atomic to a responder without responder resources
+ * (max_dest_rd_atomic 0): an invalid request, as an HCA NAKs it; the
+ * responder goes to ERR, as for its other invalid requests.
+ */
+static void krwq_exec_no_resources(struct krwq_qp *dqp, struct krwq_outcome *o)
+{
+	o->status = IB_WC_REM_INV_REQ_ERR;
+	krwq_qp_fail(dqp);
+}
+
 /*
  * QP @qpn of the device fabric id @dest names, with a reference, when both
  * the sender's port and the destination's carry traffic; else NULL, as
@@ -828,6 +844,9 @@ void krwq_exec_connected(struct krwq_qp *sqp, struct krwq_swqe *w,
 		if (krwq_is_peer(sqp, dqp) && krwq_can_receive(dqp)) {
 			if (krwq_is_send(w->opcode))
 				krwq_exec_send(sqp, dqp, w, o);
+			else if (krwq_needs_rd_atomic(w->opcode) &&
+				 !dqp->attr.max_dest_rd_atomic)
+				krwq_exec_no_resources(dqp, o);
 			else if (krwq_is_atomic(w->opcode))
 				krwq_exec_atomic(sqp, dqp, w, o);
 			else

@@ -96,7 +96,11 @@ static bool krwq_opcode_ok(struct krwq_qp *qp, enum ib_wr_opcode op)
 	case IB_WR_RDMA_READ:
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		return type == IB_QPT_RC;
+		/*
+		 * only with an initiator depth: one READ or atomic at a time
+		 * is in flight on the fabric, but none is allowed at 0
+		 */
+		return type == IB_QPT_RC && qp->attr.max_rd_atomic;
 	case IB_WR_REG_MR:
 	case IB_WR_LOCAL_INV:
 		/* fast-registration regions are the kernel's */
@@ -599,7 +603,8 @@ static bool krwq_sq_postable(struct krwq_qp *qp)
  *
  * In ERR, posted WRs complete at once as flushed.
  *
- * Return: 0; -EINVAL for a QP before RTS, a bad opcode for the QP type,
+ * Return: 0; -EINVAL for a QP before RTS, a bad opcode for the QP type
+ * (RDMA READ and atomics also on an RC QP whose max_rd_atomic is 0),
  * too many SGEs, inline data over the QP's max_inline_data (or for an
  * opcode that cannot carry it), an atomic without one 8-byte buffer, or a
  * message over the size limit; -ENOMEM when the send queue is full, at
