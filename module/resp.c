@@ -700,8 +700,12 @@ static void krwq_exec_rdma(struct krwq_qp *sqp, struct krwq_qp *dqp,
 				krwq_qp_fail(dqp);
 			goto out;
 		}
-		if (WARN_ON_ONCE(ret)) {
+		if (WARN_ON_ONCE(ret)) {	/* the lengths were checked */
 			o->status = IB_WC_LOC_LEN_ERR;
+			/* a WQE taken completes, whatever happened */
+			if (w->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+				krwq_dest_error(dqp, t.wr_id,
+						IB_WC_LOC_LEN_ERR);
 			goto out;
 		}
 	}
