@@ -2123,6 +2123,56 @@ static void vt_ud_too_long_dropped(struct kunit *t)
 }
 
 /*
+ * A destination QPN is 24 bits on the wire: a UD WR naming one wider is
+ * refused at post (EINVAL, bad_wr at it), and nothing is queued.
+ */
+static void vt_ud_qpn_over_24_bits(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	struct rdma_ah_attr ah_attr = { .type = RDMA_AH_ATTR_TYPE_IB };
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->abuf, .length = 16,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_ud_wr wr = {
+		.wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1,
+			.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED },
+		.remote_qkey = 0x11111111,
+	};
+	const struct ib_send_wr *bad;
+	struct ib_qp *u1, *u2;
+	struct ib_ah *ah;
+	struct ib_wc wc;
+
+	rdma_ah_set_dlid(&ah_attr, VT_LID);
+	rdma_ah_set_port_num(&ah_attr, 1);
+	u1 = vt_new_qp(v, IB_QPT_UD, false);
+	u2 = vt_new_qp(v, IB_QPT_UD, false);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(u1) || IS_ERR(u2));
+	KUNIT_ASSERT_EQ(t, vt_connect(u1, 0, 0), 0);
+	KUNIT_ASSERT_EQ(t, vt_connect(u2, 0, 0), 0);
+	ah = rdma_create_ah(v->pd, &ah_attr, 0);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(ah));
+	wr.ah = ah;
+	wr.remote_qpn = u2->qp_num | BIT(24);
+	KUNIT_ASSERT_EQ(t, vt_post_recv(v, u2, 8, v->bbuf, 140), 0);
+	KUNIT_EXPECT_EQ(t, ib_post_send(u1, &wr.wr, &bad), -EINVAL);
+	KUNIT_EXPECT_PTR_EQ(t, bad, &wr.wr);
+	KUNIT_EXPECT_EQ(t, vt_poll(v->scq, &wc, 1), 0);
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->rcq, 1, &wc), 0);
+	/* the QP is as it was: the 24-bit QPN goes */
+	wr.remote_qpn = u2->qp_num;
+	KUNIT_ASSERT_EQ(t, ib_post_send(u1, &wr.wr, &bad), 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 8ull);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	rdma_destroy_ah(ah, 0);
+	vt_free_qp(v, u1);
+	vt_free_qp(v, u2);
+}
+
+/*
  * On an SRQ a WQE too small for a datagram is not left at the head, where
  * it would stall every QP of the SRQ: it completes with LOC_LEN_ERR, the
  * QP stays in RTS, and the next datagram takes the next WQE.
@@ -2704,6 +2754,7 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_srq_bad_lkey_counted),
 	KUNIT_CASE(vt_uflush_budget_shared),
 	KUNIT_CASE(vt_ud_too_long_dropped),
+	KUNIT_CASE(vt_ud_qpn_over_24_bits),
 	KUNIT_CASE(vt_uc_drops),
 	KUNIT_CASE(vt_ud_too_long_srq),
 	KUNIT_CASE(vt_big_copy_takes_interrupts),

@@ -28,6 +28,7 @@
 #include "krwq_core.h"
 #include "resp.h"
 #include "send.h"
+#include "wire.h"
 #include "trace.h"
 
 /* IB's RNR NAK timer field in microseconds (encoding 0 is the longest). */
@@ -212,7 +213,9 @@ static int krwq_sq_fill(struct krwq_qp *qp, const struct ib_send_wr *wr,
 	if (total > KRWQ_MAX_MSG_SIZE ||
 	    (krwq_qp_is_ud(qp) && total > krwq_port_mtu_bytes(qp->dev)))
 		return -EINVAL;
-	if (krwq_qp_is_ud(qp) && !ud_wr(wr)->ah)
+	/* a datagram needs an address, and a QPN fits the BTH's 24 bits */
+	if (krwq_qp_is_ud(qp) &&
+	    (!ud_wr(wr)->ah || ud_wr(wr)->remote_qpn & ~KRWQ_QPN_MASK))
 		return -EINVAL;
 	/* inline: a payload, never a place to write or a local operation */
 	if (inl && (total > qp->max_inline || wr->opcode == IB_WR_RDMA_READ ||
@@ -606,7 +609,8 @@ static bool krwq_sq_postable(struct krwq_qp *qp)
  * Return: 0; -EINVAL for a QP before RTS, a bad opcode for the QP type
  * (RDMA READ and atomics also on an RC QP whose max_rd_atomic is 0),
  * too many SGEs, inline data over the QP's max_inline_data (or for an
- * opcode that cannot carry it), an atomic without one 8-byte buffer, or a
+ * opcode that cannot carry it), an atomic without one 8-byte buffer, a
+ * UD WR without an address handle or to a QPN wider than 24 bits, or a
  * message over the size limit; -ENOMEM when the send queue is full, at
  * the WR past max_send_wr of a longer list (however many WRs complete
  * while it is posted), or without memory for a user QP's inline payloads;
