@@ -581,7 +581,7 @@ enum ib_wc_status krwq_net_send_ud(struct krwq_qp *sqp, struct krwq_swqe *w)
 	memset(bth + hdr_len + w->length, 0, pkt.pad);
 	*krwq_net_cb(skb) = (struct krwq_net_cb) {
 		.sgid = w->route.sgid, .dgid = grh->dgid,
-		.flow_label = grh->flow_label,
+		.flow_label = grh->flow_label & IB_GRH_FLOWLABEL_MASK,
 		.sport = rdma_get_udp_sport(grh->flow_label, sqp->ibqp.qp_num,
 					    w->remote_qpn),
 		.hdr_len = hdr_len,
