@@ -46,6 +46,12 @@
  * taken before its ring locks, and a mapped ring's entry mutex (mmap.c)
  * is taken only under the mm's mmap_lock, around no other krwq lock.
  * dev->uflush_lock is a leaf, taken with no other krwq lock held.
+ *
+ * The wire (net.c) adds no order: a packet that comes in is delivered in
+ * softirq holding only the destination's r_lock (with interrupts off), as
+ * a datagram from the fabric is; one going out is built under the sender's
+ * s_lock and sent once every krwq lock is released.  dev->tx_q.lock and
+ * the sockets' krwq_net_lock (a mutex, process context only) are leaves.
  */
 #ifndef KRWQ_H
 #define KRWQ_H

@@ -21,10 +21,13 @@
  *
  * In: the UDP stack hands every datagram to port 4791 to
  * krwq_net_recv(), in softirq context, with its UDP checksum (if any)
- * checked.  The packet's netdev names the device, the ICRC and headers
- * are checked, and the responder (resp.c) delivers it into the QP.  What
- * is dropped is counted: wire_icrc_errors for a failed ICRC, and
- * wire_rx_dropped for anything else.
+ * checked.  The packet's netdev names the device, which must hold its
+ * destination address as a GID; the ICRC and headers are checked, and
+ * the responder (resp.c) delivers it into the QP.  What is dropped is
+ * counted: wire_icrc_errors for a failed ICRC, and wire_rx_dropped for
+ * anything else, among it a packet from a VLAN on the bound netdev (krwq
+ * sends on the bound netdev only), an IPv4 header with options or an
+ * IPv6 one with extension headers, and a payload over the port's MTU.
  */
 #include <linux/etherdevice.h>
 #include <linux/if_vlan.h>
@@ -140,6 +143,10 @@ static int krwq_net_check(struct sk_buff *skb, struct krwq_wire_pkt *pkt,
 	u32 icrc;
 
 	*why = KRWQ_STAT_WIRE_RX_DROPPED;
+	/* the ICRC's invariant fields are those of a bare IP header */
+	if (l3[0] >> 4 == 4 ? ip_hdr(skb)->ihl != 5 :
+	    ipv6_hdr(skb)->nexthdr != IPPROTO_UDP)
+		return -EINVAL;
 	ib_len = ntohs(udph->len);
 	if (ib_len < sizeof(*udph) || skb_tail_pointer(skb) < bth ||
 	    ib_len - sizeof(*udph) > skb_tail_pointer(skb) - bth)
@@ -159,12 +166,38 @@ static int krwq_net_check(struct sk_buff *skb, struct krwq_wire_pkt *pkt,
 	return hdr_len;
 }
 
-/* The netdev-bound device of the netdev a packet came in on. */
+/*
+ * The netdev-bound device of the netdev a packet came in on, or of the
+ * netdev under the VLAN it came in on (to count the packet).
+ */
 static struct krwq_dev *krwq_net_dev_rcu(struct net_device *ndev)
 {
 	if (is_vlan_dev(ndev))
 		ndev = vlan_dev_real_dev(ndev);
 	return krwq_fabric_by_netdev_rcu(ndev);
+}
+
+/*
+ * A packet is for @dev when its destination address is one of the
+ * device's GIDs: a unicast address of the bound netdev, never one of the
+ * host's other addresses, a broadcast or a multicast group.
+ */
+static bool krwq_net_for_dev(struct krwq_dev *dev, struct sk_buff *skb)
+{
+	const struct ib_gid_attr *attr;
+	union ib_gid dgid;
+
+	if (ip_hdr(skb)->version == 4)
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
+				       (struct in6_addr *)dgid.raw);
+	else
+		memcpy(dgid.raw, &ipv6_hdr(skb)->daddr, sizeof(dgid.raw));
+	attr = rdma_find_gid_by_port(&dev->ibdev, &dgid,
+				     IB_GID_TYPE_ROCE_UDP_ENCAP, 1, NULL);
+	if (IS_ERR(attr))
+		return false;
+	rdma_put_gid_attr(attr);
+	return true;
 }
 
 /*
@@ -184,13 +217,19 @@ static int krwq_net_recv(struct sock *sk, struct sk_buff *skb)
 	rcu_read_lock();
 	dev = krwq_net_dev_rcu(skb->dev);
 	if (!dev || !dev->wire || !krwq_port_active(dev) ||
-	    skb_linearize(skb)) {
+	    is_vlan_dev(skb->dev) || skb_linearize(skb) ||
+	    !krwq_net_for_dev(dev, skb)) {
 		krwq_net_drop(dev, KRWQ_STAT_WIRE_RX_DROPPED, skb);
 		goto out;
 	}
 	hdr_len = krwq_net_check(skb, &pkt, &why);
 	if (hdr_len < 0) {
 		krwq_net_drop(dev, why, skb);
+		goto out;
+	}
+	/* a datagram is one packet: it fits the MTU a sender must keep */
+	if (pkt.payload_len > krwq_port_mtu_bytes(dev)) {
+		krwq_net_drop(dev, KRWQ_STAT_WIRE_RX_DROPPED, skb);
 		goto out;
 	}
 	krwq_count(dev, KRWQ_STAT_WIRE_RX, 1);
@@ -434,7 +473,8 @@ static int krwq_net_push_ipv4(struct sk_buff *skb, struct net_device *ndev,
 	iph->tos = to->tclass;
 	iph->tot_len = htons(skb->len);
 	iph->frag_off = htons(IP_DF);
-	iph->ttl = to->hop_limit;
+	/* an address handle's hop limit 0 means the route's default */
+	iph->ttl = to->hop_limit ?: ip4_dst_hoplimit(&rt->dst);
 	iph->protocol = IPPROTO_UDP;
 	iph->saddr = fl.saddr;
 	iph->daddr = fl.daddr;
@@ -476,7 +516,9 @@ static int krwq_net_push_ipv6(struct sk_buff *skb, struct net_device *ndev,
 	ip6_flow_hdr(ip6h, to->tclass, htonl(to->flow_label));
 	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
 	ip6h->nexthdr = IPPROTO_UDP;
-	ip6h->hop_limit = to->hop_limit;
+	ip6h->hop_limit = to->hop_limit ?:
+			  (dst_metric_raw(dst, RTAX_HOPLIMIT) ?:
+			   IPV6_DEFAULT_HOPLIMIT);
 	ip6h->saddr = fl.saddr;
 	ip6h->daddr = fl.daddr;
 	skb->protocol = htons(ETH_P_IPV6);
@@ -578,6 +620,8 @@ enum ib_wc_status krwq_net_send_ud(struct krwq_qp *sqp, struct krwq_swqe *w)
 		return IB_WC_LOC_PROT_ERR;
 	}
 	krwq_src_put(sqp, w);
+	/* the copy counts against the run's interrupts-off section */
+	sqp->run->section += w->length;
 	memset(bth + hdr_len + w->length, 0, pkt.pad);
 	*krwq_net_cb(skb) = (struct krwq_net_cb) {
 		.sgid = w->route.sgid, .dgid = grh->dgid,

@@ -10,6 +10,7 @@
 #                             full as sysfs shows it; status 1 if none
 #   stat_of DEV NAME          counter NAME of DEV's port 1 (rdma
 #                             statistic), 0 if it has none
+#   has_stat DEV NAME         DEV's port 1 has a counter NAME
 
 wait_for() {
 	wf_t=$(($1 * 10))
@@ -34,6 +35,10 @@ gid_index() {
 			echo "$gi_i" && return 0
 	done
 	return 1
+}
+
+has_stat() {
+	rdma statistic show link "$1/1" | tr ' ' '\n' | grep -qx "$2"
 }
 
 stat_of() {
