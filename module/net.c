@@ -193,7 +193,7 @@ static bool krwq_net_for_dev(struct krwq_dev *dev, struct sk_buff *skb)
 	else
 		memcpy(dgid.raw, &ipv6_hdr(skb)->daddr, sizeof(dgid.raw));
 	attr = rdma_find_gid_by_port(&dev->ibdev, &dgid,
-				     IB_GID_TYPE_ROCE_UDP_ENCAP, 1, NULL);
+				     IB_GID_TYPE_ROCE_UDP_ENCAP, 1, dev->ndev);
 	if (IS_ERR(attr))
 		return false;
 	rdma_put_gid_attr(attr);
@@ -217,8 +217,7 @@ static int krwq_net_recv(struct sock *sk, struct sk_buff *skb)
 	rcu_read_lock();
 	dev = krwq_net_dev_rcu(skb->dev);
 	if (!dev || !dev->wire || !krwq_port_active(dev) ||
-	    is_vlan_dev(skb->dev) || skb_linearize(skb) ||
-	    !krwq_net_for_dev(dev, skb)) {
+	    is_vlan_dev(skb->dev) || skb_linearize(skb)) {
 		krwq_net_drop(dev, KRWQ_STAT_WIRE_RX_DROPPED, skb);
 		goto out;
 	}
@@ -246,6 +245,15 @@ static int krwq_net_recv(struct sock *sk, struct sk_buff *skb)
 	qp = krwq_qp_get(dev, pkt.dqpn);
 	if (!qp) {
 		krwq_net_drop(dev, KRWQ_STAT_UD_DROPPED, skb);
+		goto out;
+	}
+	/*
+	 * only now: a QP exists only on a registered device, whose GID
+	 * table is set up (a device being created is already in the fabric)
+	 */
+	if (!krwq_net_for_dev(dev, skb)) {
+		krwq_qp_put(qp);
+		krwq_net_drop(dev, KRWQ_STAT_WIRE_RX_DROPPED, skb);
 		goto out;
 	}
 	krwq_net_ud_hdr(skb_network_header(skb), &hdr, &type);
@@ -516,9 +524,7 @@ static int krwq_net_push_ipv6(struct sk_buff *skb, struct net_device *ndev,
 	ip6_flow_hdr(ip6h, to->tclass, htonl(to->flow_label));
 	ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
 	ip6h->nexthdr = IPPROTO_UDP;
-	ip6h->hop_limit = to->hop_limit ?:
-			  (dst_metric_raw(dst, RTAX_HOPLIMIT) ?:
-			   IPV6_DEFAULT_HOPLIMIT);
+	ip6h->hop_limit = to->hop_limit ?: ip6_dst_hoplimit(dst);
 	ip6h->saddr = fl.saddr;
 	ip6h->daddr = fl.daddr;
 	skb->protocol = htons(ETH_P_IPV6);
@@ -589,6 +595,7 @@ enum ib_wc_status krwq_net_send_ud(struct krwq_qp *sqp, struct krwq_swqe *w)
 		.imm = w->imm_data,
 	};
 	unsigned int hdr_len = krwq_wire_hdr_len(pkt.opcode);
+	u32 flow_label = grh->flow_label & IB_GRH_FLOWLABEL_MASK;
 	struct krwq_sge_cursor src, dst;
 	struct krwq_mr *local = &dev->local_dma_mr;
 	struct sk_buff *skb;
@@ -625,8 +632,8 @@ enum ib_wc_status krwq_net_send_ud(struct krwq_qp *sqp, struct krwq_swqe *w)
 	memset(bth + hdr_len + w->length, 0, pkt.pad);
 	*krwq_net_cb(skb) = (struct krwq_net_cb) {
 		.sgid = w->route.sgid, .dgid = grh->dgid,
-		.flow_label = grh->flow_label & IB_GRH_FLOWLABEL_MASK,
-		.sport = rdma_get_udp_sport(grh->flow_label, sqp->ibqp.qp_num,
+		.flow_label = flow_label,
+		.sport = rdma_get_udp_sport(flow_label, sqp->ibqp.qp_num,
 					    w->remote_qpn),
 		.hdr_len = hdr_len,
 		.tclass = grh->traffic_class, .hop_limit = grh->hop_limit,

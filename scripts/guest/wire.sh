@@ -146,11 +146,13 @@ report $? "krwqw0's counters: $((tx1 - tx0)) packets out, $((rx1 - rx0)) in (400
 # krwq to krwq across namespaces: the packets go out on one side and come
 # in on the other, counted on both
 a0=$(stat_of krwqw1 wire_tx_packets) b0=$(stat_of krwqw2 wire_rx_packets)
+l0=$(($(stat_of krwqw1 local_msgs) + $(stat_of krwqw2 local_msgs)))
 ud_pair "ibv_ud_pingpong IPv4, krwqw1 (kwa) server, krwqw2 (kwb) client, data checked" \
 	kwa krwqw1 198.18.1.1 kwb krwqw2 198.18.1.2
 a1=$(stat_of krwqw1 wire_tx_packets) b1=$(stat_of krwqw2 wire_rx_packets)
-[ $((a1 - a0)) -ge 100 ] && [ $((b1 - b0)) -ge 100 ] &&
-	[ "$(stat_of krwqw2 local_msgs)" = 0 ] && has_stat krwqw2 local_msgs
+l1=$(($(stat_of krwqw1 local_msgs) + $(stat_of krwqw2 local_msgs)))
+[ $((a1 - a0)) -ge 100 ] && [ $((b1 - b0)) -ge 100 ] && [ "$l1" = "$l0" ] &&
+	has_stat krwqw1 local_msgs && has_stat krwqw2 local_msgs
 report $? "krwqw1 sent $((a1 - a0)) packets and krwqw2 took $((b1 - b0)) off the wire (100 or more each), none by the fabric"
 
 udaddy_pair "udaddy (rdma_cm SIDR, then UD): rxe0 server, client in kwa on krwqw0" \
