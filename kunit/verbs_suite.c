@@ -2068,6 +2068,32 @@ static enum ib_qp_state vt_state_settled(struct ib_qp *qp)
 }
 
 /*
+ * Two UD QPs in RTS (vt_exit() frees them) and an address handle for this
+ * port, with @wr aimed from *@u1 at *@u2.  Return: the address handle,
+ * for rdma_destroy_ah().
+ */
+static struct ib_ah *vt_ud_pair(struct kunit *t, struct ib_ud_wr *wr,
+				struct ib_qp **u1, struct ib_qp **u2)
+{
+	struct vt *v = t->priv;
+	struct rdma_ah_attr ah_attr = { .type = RDMA_AH_ATTR_TYPE_IB };
+	struct ib_ah *ah;
+
+	rdma_ah_set_dlid(&ah_attr, VT_LID);
+	rdma_ah_set_port_num(&ah_attr, 1);
+	*u1 = vt_new_qp(v, IB_QPT_UD, false);
+	*u2 = vt_new_qp(v, IB_QPT_UD, false);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(*u1) || IS_ERR(*u2));
+	KUNIT_ASSERT_EQ(t, vt_connect(*u1, 0, 0), 0);
+	KUNIT_ASSERT_EQ(t, vt_connect(*u2, 0, 0), 0);
+	ah = rdma_create_ah(v->pd, &ah_attr, 0);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(ah));
+	wr->ah = ah;
+	wr->remote_qpn = (*u2)->qp_num;
+	return ah;
+}
+
+/*
  * A datagram longer than the receive WQE is dropped and counted; the WQE
  * stays, the receiver stays in RTS, and a datagram that fits lands in it
  * (as hfi1 does; rxe moves the QP to ERR, which lets any sender that
@@ -2076,7 +2102,6 @@ static enum ib_qp_state vt_state_settled(struct ib_qp *qp)
 static void vt_ud_too_long_dropped(struct kunit *t)
 {
 	struct vt *v = t->priv;
-	struct rdma_ah_attr ah_attr = { .type = RDMA_AH_ATTR_TYPE_IB };
 	u64 dropped = vt_counter(v, "rx_dropped");
 	struct ib_sge sge = {
 		.addr = (uintptr_t)v->abuf, .length = 200,
@@ -2092,17 +2117,7 @@ static void vt_ud_too_long_dropped(struct kunit *t)
 	struct ib_ah *ah;
 	struct ib_wc wc;
 
-	rdma_ah_set_dlid(&ah_attr, VT_LID);
-	rdma_ah_set_port_num(&ah_attr, 1);
-	u1 = vt_new_qp(v, IB_QPT_UD, false);
-	u2 = vt_new_qp(v, IB_QPT_UD, false);
-	KUNIT_ASSERT_FALSE(t, IS_ERR(u1) || IS_ERR(u2));
-	KUNIT_ASSERT_EQ(t, vt_connect(u1, 0, 0), 0);
-	KUNIT_ASSERT_EQ(t, vt_connect(u2, 0, 0), 0);
-	ah = rdma_create_ah(v->pd, &ah_attr, 0);
-	KUNIT_ASSERT_FALSE(t, IS_ERR(ah));
-	wr.ah = ah;
-	wr.remote_qpn = u2->qp_num;
+	ah = vt_ud_pair(t, &wr, &u1, &u2);
 	KUNIT_ASSERT_EQ(t, vt_post_recv(v, u2, 8, v->bbuf, 140), 0);
 	KUNIT_ASSERT_EQ(t, ib_post_send(u1, &wr.wr, &bad), 0);
 	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
@@ -2129,7 +2144,6 @@ static void vt_ud_too_long_dropped(struct kunit *t)
 static void vt_ud_qpn_over_24_bits(struct kunit *t)
 {
 	struct vt *v = t->priv;
-	struct rdma_ah_attr ah_attr = { .type = RDMA_AH_ATTR_TYPE_IB };
 	struct ib_sge sge = {
 		.addr = (uintptr_t)v->abuf, .length = 16,
 		.lkey = v->pd->local_dma_lkey,
@@ -2144,17 +2158,8 @@ static void vt_ud_qpn_over_24_bits(struct kunit *t)
 	struct ib_ah *ah;
 	struct ib_wc wc;
 
-	rdma_ah_set_dlid(&ah_attr, VT_LID);
-	rdma_ah_set_port_num(&ah_attr, 1);
-	u1 = vt_new_qp(v, IB_QPT_UD, false);
-	u2 = vt_new_qp(v, IB_QPT_UD, false);
-	KUNIT_ASSERT_FALSE(t, IS_ERR(u1) || IS_ERR(u2));
-	KUNIT_ASSERT_EQ(t, vt_connect(u1, 0, 0), 0);
-	KUNIT_ASSERT_EQ(t, vt_connect(u2, 0, 0), 0);
-	ah = rdma_create_ah(v->pd, &ah_attr, 0);
-	KUNIT_ASSERT_FALSE(t, IS_ERR(ah));
-	wr.ah = ah;
-	wr.remote_qpn = u2->qp_num | BIT(24);
+	ah = vt_ud_pair(t, &wr, &u1, &u2);
+	wr.remote_qpn |= BIT(24);
 	KUNIT_ASSERT_EQ(t, vt_post_recv(v, u2, 8, v->bbuf, 140), 0);
 	KUNIT_EXPECT_EQ(t, ib_post_send(u1, &wr.wr, &bad), -EINVAL);
 	KUNIT_EXPECT_PTR_EQ(t, bad, &wr.wr);
