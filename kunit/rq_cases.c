@@ -5,7 +5,7 @@
  * krwq_rq, kunit/rq_suite.c) and by GoogleTest on the host, where
  * kunit/host/host-include/kunit/test.h stands in for KUnit.  Each
  * "rdmavt:" note names the 6.1 behaviour a case would catch
- * (the README's table of differences from rdmavt lists them).
+ * (docs/differences.md lists them).
  */
 #include <kunit/test.h>
 #include <linux/string.h>
