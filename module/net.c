@@ -102,6 +102,12 @@ static struct krwq_net_cb *krwq_net_cb(struct sk_buff *skb)
 
 /* --- coming in ------------------------------------------------------------ */
 
+/* Whether the packet's network header (at @l3) is IPv4; else IPv6. */
+static bool krwq_net_is_ipv4(const u8 *l3)
+{
+	return l3[0] >> 4 == 4;
+}
+
 static void krwq_net_drop(struct krwq_dev *dev, enum krwq_stat why,
 			  struct sk_buff *skb)
 {
@@ -118,12 +124,12 @@ static void krwq_net_ud_hdr(const u8 *l3, union rdma_network_hdr *hdr,
 			    enum rdma_network_type *type)
 {
 	memset(hdr, 0, sizeof(*hdr));
-	if (l3[0] >> 4 == 6) {
-		memcpy(&hdr->ibgrh, l3, sizeof(hdr->ibgrh));
-		*type = RDMA_NETWORK_IPV6;
-	} else {
+	if (krwq_net_is_ipv4(l3)) {
 		memcpy(&hdr->roce4grh, l3, sizeof(hdr->roce4grh));
 		*type = RDMA_NETWORK_IPV4;
+	} else {
+		memcpy(&hdr->ibgrh, l3, sizeof(hdr->ibgrh));
+		*type = RDMA_NETWORK_IPV6;
 	}
 }
 
@@ -144,7 +150,7 @@ static int krwq_net_check(struct sk_buff *skb, struct krwq_wire_pkt *pkt,
 
 	*why = KRWQ_STAT_WIRE_RX_DROPPED;
 	/* the ICRC's invariant fields are those of a bare IP header */
-	if (l3[0] >> 4 == 4 ? ip_hdr(skb)->ihl != 5 :
+	if (krwq_net_is_ipv4(l3) ? ip_hdr(skb)->ihl != 5 :
 	    ipv6_hdr(skb)->nexthdr != IPPROTO_UDP)
 		return -EINVAL;
 	ib_len = ntohs(udph->len);
@@ -187,7 +193,7 @@ static bool krwq_net_for_dev(struct krwq_dev *dev, struct sk_buff *skb)
 	const struct ib_gid_attr *attr;
 	union ib_gid dgid;
 
-	if (ip_hdr(skb)->version == 4)
+	if (krwq_net_is_ipv4(skb_network_header(skb)))
 		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
 				       (struct in6_addr *)dgid.raw);
 	else

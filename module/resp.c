@@ -773,11 +773,6 @@ out:
 	krwq_put_mrs(sqp->s_mrs, w->num_sge);
 }
 
-static bool krwq_needs_rd_atomic(enum ib_wr_opcode op)
-{
-	return op == IB_WR_RDMA_READ || krwq_is_atomic(op);
-}
-
 /*
  * A READ or an atomic to a responder without responder resources
  * (max_dest_rd_atomic 0): an invalid request, as an HCA NAKs it; the
@@ -848,7 +843,7 @@ void krwq_exec_connected(struct krwq_qp *sqp, struct krwq_swqe *w,
 		if (krwq_is_peer(sqp, dqp) && krwq_can_receive(dqp)) {
 			if (krwq_is_send(w->opcode))
 				krwq_exec_send(sqp, dqp, w, o);
-			else if (krwq_needs_rd_atomic(w->opcode) &&
+			else if (krwq_is_rd_atomic(w->opcode) &&
 				 !dqp->attr.max_dest_rd_atomic)
 				krwq_exec_no_resources(dqp, o);
 			else if (krwq_is_atomic(w->opcode))

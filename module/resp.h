@@ -64,6 +64,12 @@ static inline bool krwq_is_atomic(enum ib_wr_opcode op)
 	return op == IB_WR_ATOMIC_CMP_AND_SWP || op == IB_WR_ATOMIC_FETCH_AND_ADD;
 }
 
+/* an RDMA READ or an atomic: it needs the QPs' rd_atomic resources */
+static inline bool krwq_is_rd_atomic(enum ib_wr_opcode op)
+{
+	return op == IB_WR_RDMA_READ || krwq_is_atomic(op);
+}
+
 static inline bool krwq_is_send(enum ib_wr_opcode op)
 {
 	return op == IB_WR_SEND || op == IB_WR_SEND_WITH_IMM ||

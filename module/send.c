@@ -218,8 +218,8 @@ static int krwq_sq_fill(struct krwq_qp *qp, const struct ib_send_wr *wr,
 	    (!ud_wr(wr)->ah || ud_wr(wr)->remote_qpn & ~KRWQ_QPN_MASK))
 		return -EINVAL;
 	/* inline: a payload, never a place to write or a local operation */
-	if (inl && (total > qp->max_inline || wr->opcode == IB_WR_RDMA_READ ||
-		    krwq_is_atomic(wr->opcode) || krwq_is_local(wr->opcode)))
+	if (inl && (total > qp->max_inline || krwq_is_rd_atomic(wr->opcode) ||
+		    krwq_is_local(wr->opcode)))
 		return -EINVAL;
 	/* an atomic's result goes into one 8-byte buffer */
 	if (krwq_is_atomic(wr->opcode) && (wr->num_sge != 1 || total != 8))
@@ -289,8 +289,7 @@ static void krwq_complete_send(struct krwq_qp *qp, struct krwq_swqe *w,
 		.wr_id = w->wr_id,
 		.status = status,
 		.opcode = krwq_wc_opcode(w->opcode),
-		.byte_len = w->opcode == IB_WR_RDMA_READ ||
-			    krwq_is_atomic(w->opcode) ? w->length : 0,
+		.byte_len = krwq_is_rd_atomic(w->opcode) ? w->length : 0,
 		.qp = &qp->ibqp,
 	};
 
