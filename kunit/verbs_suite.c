@@ -20,6 +20,7 @@
 
 #include "../module/krwq.h"
 #include "../module/uflush.h"
+#include "counter.h"
 
 #define VT_DEPTH	16
 #define VT_BUF		4096
@@ -180,19 +181,7 @@ static int vt_connect(struct ib_qp *qp, u32 dest, u8 rnr_retry)
 /* The device's counter @name, as `rdma statistic` would show it. */
 static u64 vt_counter(struct vt *v, const char *name)
 {
-	const struct ib_device_ops *ops = &v->dev->ops;
-	struct rdma_hw_stats *st = ops->alloc_hw_port_stats(v->dev, 1);
-	u64 value = U64_MAX;
-	int i;
-
-	if (!st)
-		return value;
-	ops->get_hw_stats(v->dev, st, 1, st->num_counters);
-	for (i = 0; i < st->num_counters; i++)
-		if (!strcmp(st->descs[i].name, name))
-			value = st->value[i];
-	rdma_free_hw_stats_struct(st);
-	return value;
+	return krwq_test_counter(v->dev, name);
 }
 
 static int vt_init(struct kunit *t)
