@@ -253,6 +253,41 @@ struct krwq_route {
 	union ib_gid sgid;
 };
 
+/* The message a connected responder is in the middle of (struct krwq_wire_rx). */
+enum krwq_wire_msg {
+	KRWQ_WIRE_MSG_NONE,	/* between messages */
+	KRWQ_WIRE_MSG_SEND,	/* a SEND: into wire_rx.t */
+	KRWQ_WIRE_MSG_WRITE,	/* an RDMA WRITE: at wire_rx.va through rkey */
+	KRWQ_WIRE_MSG_DROP,	/* one being dropped, up to its last packet */
+};
+
+/**
+ * struct krwq_wire_rx - a UC responder's state for messages that come
+ * from the wire packet by packet (resp.c).  Under the QP's r_lock.
+ * @epsn: the PSN expected next.
+ * @msg: the message in progress (enum krwq_wire_msg).
+ * @held: @t is a receive WQE taken (its scatter list in the QP's w_sge)
+ *        and not completed: the SEND in progress fills it, or, when a
+ *        message was dropped part way, the next SEND reuses it.  A move
+ *        to ERR completes it flushed, before the ring's WQEs; a RESET
+ *        discards it with the QP's ring, or, an SRQ's, completes it
+ *        flushed.
+ * @t: that WQE.
+ * @off: bytes of the message in progress so far.
+ * @va: an RDMA WRITE's next address.
+ * @rkey: an RDMA WRITE's R_Key.
+ * @len: an RDMA WRITE's DMA length, from its RETH.
+ */
+struct krwq_wire_rx {
+	u32 epsn;
+	u8 msg;
+	bool held;
+	struct krwq_taken t;
+	u32 off;
+	u64 va;
+	u32 rkey, len;
+};
+
 struct krwq_ah {
 	struct ib_ah ibah;
 	struct rdma_ah_attr attr;
@@ -375,9 +410,13 @@ struct krwq_qp {
 	struct krwq_mr *r_mrs[KRWQ_MAX_SGE];	/* its regions */
 	struct krwq_mr *s_mrs[KRWQ_MAX_SGE];	/* the send's own regions */
 	struct ib_sge inline_sge;		/* an inline payload's */
-	/* a receive from the wire's scratch, under r_lock (held throughout) */
+	/*
+	 * a receive from the wire's scratch, under r_lock: a UD datagram's
+	 * (held throughout), or a UC message's receive WQE (wire_rx.held)
+	 */
 	struct ib_sge w_sge[KRWQ_MAX_SGE];
 	struct krwq_mr *w_mrs[KRWQ_MAX_SGE];
+	struct krwq_wire_rx wire_rx;
 
 	refcount_t users;	/* 1 while in the device table + lookups */
 	struct completion released;

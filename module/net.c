@@ -183,6 +183,21 @@ static struct krwq_dev *krwq_net_dev_rcu(struct net_device *ndev)
 	return krwq_fabric_by_netdev_rcu(ndev);
 }
 
+/* A packet's IP source and destination addresses, as GIDs. */
+static void krwq_net_gids(struct sk_buff *skb, union ib_gid *sgid,
+			  union ib_gid *dgid)
+{
+	if (krwq_net_is_ipv4(skb_network_header(skb))) {
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->saddr,
+				       (struct in6_addr *)sgid->raw);
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
+				       (struct in6_addr *)dgid->raw);
+	} else {
+		memcpy(sgid->raw, &ipv6_hdr(skb)->saddr, sizeof(sgid->raw));
+		memcpy(dgid->raw, &ipv6_hdr(skb)->daddr, sizeof(dgid->raw));
+	}
+}
+
 /*
  * A packet is for @dev when its destination address is one of the
  * device's GIDs: a unicast address of the bound netdev, never one of the
@@ -191,13 +206,9 @@ static struct krwq_dev *krwq_net_dev_rcu(struct net_device *ndev)
 static bool krwq_net_for_dev(struct krwq_dev *dev, struct sk_buff *skb)
 {
 	const struct ib_gid_attr *attr;
-	union ib_gid dgid;
+	union ib_gid sgid, dgid;
 
-	if (krwq_net_is_ipv4(skb_network_header(skb)))
-		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr,
-				       (struct in6_addr *)dgid.raw);
-	else
-		memcpy(dgid.raw, &ipv6_hdr(skb)->daddr, sizeof(dgid.raw));
+	krwq_net_gids(skb, &sgid, &dgid);
 	attr = rdma_find_gid_by_port(&dev->ibdev, &dgid,
 				     IB_GID_TYPE_ROCE_UDP_ENCAP, 1, dev->ndev);
 	if (IS_ERR(attr))
@@ -212,6 +223,9 @@ static bool krwq_net_for_dev(struct krwq_dev *dev, struct sk_buff *skb)
  */
 static int krwq_net_recv(struct sock *sk, struct sk_buff *skb)
 {
+	union ib_gid sgid, dgid;
+	const u8 *payload;
+	bool ud;
 	union rdma_network_hdr hdr;
 	enum rdma_network_type type;
 	struct krwq_wire_pkt pkt;
@@ -239,18 +253,19 @@ static int krwq_net_recv(struct sock *sk, struct sk_buff *skb)
 	}
 	krwq_count(dev, KRWQ_STAT_WIRE_RX, 1);
 	/*
-	 * UD only, so far: connected QPs reach each other through the
-	 * fabric; the one partition is the default one, of either membership
+	 * UD and UC so far (RC reaches a peer only through the fabric); the
+	 * one partition is the default one, of either membership
 	 */
-	if ((pkt.opcode != IB_OPCODE_UD_SEND_ONLY &&
-	     pkt.opcode != IB_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE) ||
+	ud = (pkt.opcode & KRWQ_WIRE_CLASS_MASK) == IB_OPCODE_UD;
+	if ((!ud && (pkt.opcode & KRWQ_WIRE_CLASS_MASK) != IB_OPCODE_UC) ||
 	    (pkt.pkey & IB_DEFAULT_PKEY_PARTIAL) != IB_DEFAULT_PKEY_PARTIAL) {
 		krwq_net_drop(dev, KRWQ_STAT_WIRE_RX_DROPPED, skb);
 		goto out;
 	}
 	qp = krwq_qp_get(dev, pkt.dqpn);
 	if (!qp) {
-		krwq_net_drop(dev, KRWQ_STAT_UD_DROPPED, skb);
+		krwq_net_drop(dev, ud ? KRWQ_STAT_UD_DROPPED :
+				   KRWQ_STAT_WIRE_RX_DROPPED, skb);
 		goto out;
 	}
 	/*
@@ -262,9 +277,14 @@ static int krwq_net_recv(struct sock *sk, struct sk_buff *skb)
 		krwq_net_drop(dev, KRWQ_STAT_WIRE_RX_DROPPED, skb);
 		goto out;
 	}
-	krwq_net_ud_hdr(skb_network_header(skb), &hdr, &type);
-	krwq_resp_wire_ud(qp, &pkt, &hdr, type,
-			  (const u8 *)(udp_hdr(skb) + 1) + hdr_len);
+	payload = (const u8 *)(udp_hdr(skb) + 1) + hdr_len;
+	if (ud) {
+		krwq_net_ud_hdr(skb_network_header(skb), &hdr, &type);
+		krwq_resp_wire_ud(qp, &pkt, &hdr, type, payload);
+	} else {
+		krwq_net_gids(skb, &sgid, &dgid);
+		krwq_resp_wire_uc(qp, &pkt, &sgid, &dgid, payload);
+	}
 	krwq_qp_put(qp);
 	consume_skb(skb);
 out:
@@ -567,6 +587,72 @@ static int krwq_net_wrap(struct sk_buff *skb, struct net_device *ndev)
 	return 0;
 }
 
+/*
+ * Builds one packet for a run of @sqp's send queue and queues it on the
+ * run's list: @pkt's transport headers, @len bytes of payload from @src
+ * (which moves on past them), its pad and room for the ICRC; @to says
+ * where it goes (hdr_len is filled in here).  The packet takes the next
+ * PSN whatever becomes of it.  Return: 0, -ENOMEM, or -EFAULT when @src
+ * does not check out (a region revoked).
+ */
+static int krwq_net_packet(struct krwq_qp *sqp, struct krwq_wire_pkt *pkt,
+			   struct krwq_sge_cursor *src, u32 len,
+			   struct krwq_net_cb *to)
+{
+	struct net_device *ndev = sqp->dev->ndev;
+	struct krwq_mr *local = &sqp->dev->local_dma_mr;
+	unsigned int hdr_len = krwq_wire_hdr_len(pkt->opcode);
+	struct krwq_sge_cursor dst;
+	struct sk_buff *skb;
+	struct ib_sge sge;
+	u8 *bth;
+
+	pkt->psn = sqp->wire_psn;
+	pkt->pad = -len & 3;
+	sqp->wire_psn = krwq_psn_add(sqp->wire_psn, 1);
+	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + KRWQ_NET_HEADROOM + hdr_len +
+			len + pkt->pad + IB_ICRC_BYTES, GFP_ATOMIC);
+	if (!skb)
+		return -ENOMEM;
+	skb_reserve(skb, LL_RESERVED_SPACE(ndev) + KRWQ_NET_HEADROOM);
+	bth = skb_put(skb, hdr_len + len + pkt->pad + IB_ICRC_BYTES);
+	if (WARN_ON_ONCE(krwq_wire_build(pkt, bth, hdr_len) != hdr_len)) {
+		kfree_skb(skb);
+		return -EFAULT;
+	}
+	sge = (struct ib_sge) { .addr = (uintptr_t)(bth + hdr_len), .length = len };
+	dst = (struct krwq_sge_cursor) {
+		.sge = &sge, .mrs = &local, .held = &local, .nheld = 1,
+	};
+	if (krwq_cursor_revoked(src) || krwq_copy(&dst, src, len)) {
+		kfree_skb(skb);
+		return -EFAULT;
+	}
+	/* the copy counts against the run's interrupts-off section */
+	sqp->run->section += len;
+	memset(bth + hdr_len + len, 0, pkt->pad);
+	to->hdr_len = hdr_len;
+	*krwq_net_cb(skb) = *to;
+	__skb_queue_tail(sqp->run->tx, skb);
+	return 0;
+}
+
+/* Where a packet to @grh from @sqp goes, for its krwq_net_cb. */
+static void krwq_net_to(struct krwq_net_cb *to, const struct krwq_qp *sqp,
+			const struct krwq_route *route,
+			const struct ib_global_route *grh, u32 dqpn)
+{
+	u32 flow_label = grh->flow_label & IB_GRH_FLOWLABEL_MASK;
+
+	*to = (struct krwq_net_cb) {
+		.sgid = route->sgid, .dgid = grh->dgid,
+		.flow_label = flow_label,
+		.sport = rdma_get_udp_sport(flow_label, sqp->ibqp.qp_num, dqpn),
+		.tclass = grh->traffic_class, .hop_limit = grh->hop_limit,
+		.net_type = route->net_type,
+	};
+}
+
 /**
  * krwq_net_send_ud() - put a UD send WQE on the wire: one packet, queued
  * on the run's list for krwq_net_xmit(), which routes it.
@@ -582,76 +668,127 @@ static int krwq_net_wrap(struct sk_buff *skb, struct net_device *ndev)
  */
 enum ib_wc_status krwq_net_send_ud(struct krwq_qp *sqp, struct krwq_swqe *w)
 {
-	const struct ib_global_route *grh = rdma_ah_read_grh(&w->ah);
-	struct krwq_dev *dev = sqp->dev;
-	struct net_device *ndev = dev->ndev;
 	struct krwq_wire_pkt pkt = {
 		.opcode = w->opcode == IB_WR_SEND_WITH_IMM ?
 			  IB_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE :
 			  IB_OPCODE_UD_SEND_ONLY,
 		.se = w->send_flags & IB_SEND_SOLICITED,
-		.pad = -w->length & 3,
 		.pkey = IB_DEFAULT_PKEY_FULL,
 		.dqpn = w->remote_qpn,
-		.psn = sqp->wire_psn,
 		/* a Q_Key with the high bit set means the sender's own */
 		.qkey = (int)w->remote_qkey < 0 ? sqp->attr.qkey :
 			w->remote_qkey,
 		.sqpn = sqp->ibqp.qp_num,
 		.imm = w->imm_data,
 	};
-	unsigned int hdr_len = krwq_wire_hdr_len(pkt.opcode);
-	u32 flow_label = grh->flow_label & IB_GRH_FLOWLABEL_MASK;
-	struct krwq_sge_cursor src, dst;
-	struct krwq_mr *local = &dev->local_dma_mr;
-	struct sk_buff *skb;
-	struct ib_sge sge;
-	u8 *bth;
+	struct krwq_sge_cursor src;
+	struct krwq_net_cb to;
+	int ret;
 
-	skb = alloc_skb(LL_RESERVED_SPACE(ndev) + KRWQ_NET_HEADROOM + hdr_len +
-			w->length + pkt.pad + IB_ICRC_BYTES, GFP_ATOMIC);
-	if (!skb)
-		goto drop;
-	skb_reserve(skb, LL_RESERVED_SPACE(ndev) + KRWQ_NET_HEADROOM);
-	bth = skb_put(skb, hdr_len + w->length + pkt.pad + IB_ICRC_BYTES);
-	if (WARN_ON_ONCE(krwq_wire_build(&pkt, bth, hdr_len) != hdr_len))
-		goto drop;
-	if (!krwq_src_get(sqp, w, 0)) {
-		kfree_skb(skb);
+	if (!krwq_src_get(sqp, w, 0))
 		return IB_WC_LOC_PROT_ERR;
-	}
-	sge = (struct ib_sge) {
-		.addr = (uintptr_t)(bth + hdr_len), .length = w->length,
-	};
-	dst = (struct krwq_sge_cursor) {
-		.sge = &sge, .mrs = &local, .held = &local, .nheld = 1,
-	};
 	krwq_src_cursor(sqp, w, &src);
-	if (krwq_cursor_revoked(&src) || krwq_copy(&dst, &src, w->length)) {
-		krwq_src_put(sqp, w);
-		kfree_skb(skb);
-		return IB_WC_LOC_PROT_ERR;
-	}
+	krwq_net_to(&to, sqp, &w->route, rdma_ah_read_grh(&w->ah),
+		    w->remote_qpn);
+	ret = krwq_net_packet(sqp, &pkt, &src, w->length, &to);
 	krwq_src_put(sqp, w);
-	/* the copy counts against the run's interrupts-off section */
-	sqp->run->section += w->length;
-	memset(bth + hdr_len + w->length, 0, pkt.pad);
-	*krwq_net_cb(skb) = (struct krwq_net_cb) {
-		.sgid = w->route.sgid, .dgid = grh->dgid,
-		.flow_label = flow_label,
-		.sport = rdma_get_udp_sport(flow_label, sqp->ibqp.qp_num,
-					    w->remote_qpn),
-		.hdr_len = hdr_len,
-		.tclass = grh->traffic_class, .hop_limit = grh->hop_limit,
-		.net_type = w->route.net_type,
-	};
-	sqp->wire_psn = krwq_psn_add(sqp->wire_psn, 1);
-	__skb_queue_tail(sqp->run->tx, skb);
-	return IB_WC_SUCCESS;
-drop:
-	kfree_skb(skb);
-	krwq_count(dev, KRWQ_STAT_UD_DROPPED, 1);
-	return IB_WC_SUCCESS;
+	if (ret == -ENOMEM)
+		krwq_count(sqp->dev, KRWQ_STAT_UD_DROPPED, 1);
+	return ret == -EFAULT ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
+}
+
+/*
+ * The UC opcode of a send WQE's packet: the first, a middle one, the last,
+ * or the only one of its message.
+ */
+static u8 krwq_net_uc_opcode(enum ib_wr_opcode op, bool first, bool last)
+{
+	bool write = op == IB_WR_RDMA_WRITE || op == IB_WR_RDMA_WRITE_WITH_IMM;
+	bool imm = op == IB_WR_SEND_WITH_IMM || op == IB_WR_RDMA_WRITE_WITH_IMM;
+	u8 code;
+
+	if (first && last)
+		code = write ? (imm ? IB_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE :
+				      IB_OPCODE_RDMA_WRITE_ONLY) :
+			       (imm ? IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE :
+				      IB_OPCODE_SEND_ONLY);
+	else if (first)
+		code = write ? IB_OPCODE_RDMA_WRITE_FIRST : IB_OPCODE_SEND_FIRST;
+	else if (last)
+		code = write ? (imm ? IB_OPCODE_RDMA_WRITE_LAST_WITH_IMMEDIATE :
+				      IB_OPCODE_RDMA_WRITE_LAST) :
+			       (imm ? IB_OPCODE_SEND_LAST_WITH_IMMEDIATE :
+				      IB_OPCODE_SEND_LAST);
+	else
+		code = write ? IB_OPCODE_RDMA_WRITE_MIDDLE :
+			       IB_OPCODE_SEND_MIDDLE;
+	return IB_OPCODE_UC | code;
+}
+
+/**
+ * krwq_net_send_uc() - put a UC send WQE on the wire: its message cut
+ * into packets of the path MTU (the port's, if smaller), each with the
+ * next PSN, queued on the run's list for krwq_net_xmit().
+ * @sqp: the sender; the caller holds its s_lock, in a run (sqp->run).
+ * @w: the WQE, a SEND, SEND with immediate, or RDMA WRITE with or without
+ *     immediate; the QP's route krwq_net_reaches().
+ *
+ * A long message lets interrupts in between packets, and the packets
+ * queued so far go out then (krwq_run_unlock_for_irqs()).  UC has no
+ * acknowledgments: a packet that cannot be sent is counted in
+ * wire_tx_dropped, the rest of its message is not sent, and the receiver
+ * drops the message; the sender is not told, as on a network.
+ *
+ * Return: IB_WC_SUCCESS; IB_WC_LOC_PROT_ERR when the payload's regions do
+ * not check out; IB_WC_LOC_QP_OP_ERR for a SEND with invalidate, which
+ * UC cannot carry on the wire.
+ */
+enum ib_wc_status krwq_net_send_uc(struct krwq_qp *sqp, struct krwq_swqe *w)
+{
+	u32 mtu = min_t(u32, ib_mtu_enum_to_int(sqp->attr.path_mtu),
+			krwq_port_mtu_bytes(sqp->dev));
+	struct krwq_sge_cursor src;
+	struct krwq_net_cb to;
+	u32 off = 0;
+	int ret = 0;
+
+	if (w->opcode == IB_WR_SEND_WITH_INV)
+		return IB_WC_LOC_QP_OP_ERR;
+	if (!krwq_src_get(sqp, w, 0))
+		return IB_WC_LOC_PROT_ERR;
+	krwq_src_cursor(sqp, w, &src);
+	krwq_net_to(&to, sqp, &sqp->route,
+		    rdma_ah_read_grh(&sqp->attr.ah_attr),
+		    sqp->attr.dest_qp_num);
+	do {
+		u32 n = min(mtu, w->length - off);
+		bool last = off + n == w->length;
+		struct krwq_wire_pkt pkt = {
+			.opcode = krwq_net_uc_opcode(w->opcode, !off, last),
+			.se = last && (w->send_flags & IB_SEND_SOLICITED),
+			.pkey = IB_DEFAULT_PKEY_FULL,
+			.dqpn = sqp->attr.dest_qp_num,
+			.va = w->remote_addr,
+			.rkey = w->rkey,
+			.dma_len = w->length,
+			.imm = w->imm_data,
+		};
+
+		if (sqp->run->section + n > KRWQ_IRQOFF_BYTES &&
+		    krwq_run_unlock_for_irqs(sqp)) {
+			/* the packets built so far go out meanwhile */
+			krwq_net_xmit(sqp->dev, sqp->run->tx, *sqp->run->flags);
+			krwq_run_relock(sqp);
+		}
+		ret = krwq_net_packet(sqp, &pkt, &src, n, &to);
+		if (ret)
+			break;
+		off += n;
+	} while (off < w->length);
+	krwq_src_put(sqp, w);
+	if (ret == -ENOMEM)
+		krwq_count(sqp->dev, KRWQ_STAT_WIRE_TX_DROPPED, 1);
+	return ret == -EFAULT ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 }
 
 /* Routes one packet and hands it to the IP stack, which frees it. */

@@ -161,6 +161,7 @@ static void krwq_qp_set_state_locked(struct krwq_qp *qp,
 		qp->err_pending = false;	/* an old responder error is moot */
 		/* deliveries part done are abandoned, their WQEs with the rest */
 		qp->r_gen++;
+		krwq_resp_wire_reset(qp);
 		qp->r_flush_deferred = false;
 		qp->sq_flush_deferred = false;
 	}
@@ -389,8 +390,10 @@ static void krwq_apply_attr(struct krwq_qp *qp, struct ib_qp_attr *a, int mask,
 		q->retry_cnt = a->retry_cnt;
 	if (mask & IB_QP_RNR_RETRY)
 		q->rnr_retry = a->rnr_retry;
-	if (mask & IB_QP_RQ_PSN)
+	if (mask & IB_QP_RQ_PSN) {
 		q->rq_psn = a->rq_psn;
+		qp->wire_rx.epsn = a->rq_psn & KRWQ_PSN_MASK;
+	}
 	if (mask & IB_QP_SQ_PSN) {
 		q->sq_psn = a->sq_psn;
 		qp->wire_psn = a->sq_psn & KRWQ_PSN_MASK;

@@ -17,6 +17,7 @@
  * send.c's run of the send queue uses krwq_run_let_irqs_in() between
  * WQEs.
  */
+#include <kunit/visibility.h>
 #include <linux/ip.h>
 #include <net/checksum.h>
 #include <rdma/ib_hdrs.h>
@@ -113,6 +114,12 @@ void krwq_rq_flushed(void *ctx, unsigned long long wr_id)
 void krwq_qp_recv_flush_locked(struct krwq_qp *qp)
 {
 	lockdep_assert_held(&qp->r_lock);
+	/* a UC message's WQE (wire_rx.held) was taken before those left */
+	if (qp->wire_rx.held) {
+		qp->wire_rx.held = false;
+		krwq_rq_flush_complete(qp, qp->wire_rx.t.wr_id);
+	}
+	qp->wire_rx.msg = KRWQ_WIRE_MSG_NONE;
 	if (qp->srq)
 		krwq_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	else
@@ -248,18 +255,44 @@ void krwq_src_cursor(struct krwq_qp *sqp, struct krwq_swqe *w,
 void krwq_run_let_irqs_in(struct krwq_qp *sqp)
 	__must_hold(&sqp->s_lock)
 {
+	if (krwq_run_unlock_for_irqs(sqp))
+		krwq_run_relock(sqp);
+}
+
+/**
+ * krwq_run_unlock_for_irqs() - the first half of krwq_run_let_irqs_in(),
+ * for a caller with something to do meanwhile (the wire sends the packets
+ * the run built so far).
+ * @sqp: as for krwq_run_let_irqs_in().
+ *
+ * Return: true when s_lock was released, with interrupts on and bottom
+ * halves off: the caller, holding no krwq lock, takes it again with
+ * krwq_run_relock(); false when its caller holds interrupts off itself,
+ * and s_lock stays held.
+ */
+bool krwq_run_unlock_for_irqs(struct krwq_qp *sqp)
+{
 	struct krwq_run *run = sqp->run;
 
 	lockdep_assert_held(&sqp->s_lock);
 	run->section = 0;
 	if (irqs_disabled_flags(*run->flags))
-		return;
+		return false;
 	if (!*run->bh_off) {
 		local_bh_disable();
 		*run->bh_off = true;
 	}
 	spin_unlock_irqrestore(&sqp->s_lock, *run->flags);
-	spin_lock_irqsave(&sqp->s_lock, *run->flags);
+	return true;
+}
+
+/**
+ * krwq_run_relock() - the second half: take the run's s_lock again.
+ * @sqp: the sender, whose run krwq_run_unlock_for_irqs() unlocked.
+ */
+void krwq_run_relock(struct krwq_qp *sqp)
+{
+	spin_lock_irqsave(&sqp->s_lock, *sqp->run->flags);
 }
 
 /*
@@ -1079,4 +1112,324 @@ out:
 drop:
 	krwq_count(dqp->dev, KRWQ_STAT_UD_DROPPED, 1);
 	goto out;
+}
+
+/* --- UC from the wire ---------------------------------------------------- */
+
+/* The low five bits of a packet's opcode: what it is, whatever the class. */
+static u8 krwq_wire_op(const struct krwq_wire_pkt *pkt)
+{
+	return pkt->opcode & KRWQ_WIRE_OP_MASK;
+}
+
+static bool krwq_wire_op_first(u8 op)
+{
+	switch (op) {
+	case IB_OPCODE_SEND_FIRST:
+	case IB_OPCODE_SEND_ONLY:
+	case IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE:
+	case IB_OPCODE_RDMA_WRITE_FIRST:
+	case IB_OPCODE_RDMA_WRITE_ONLY:
+	case IB_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool krwq_wire_op_last(u8 op)
+{
+	switch (op) {
+	case IB_OPCODE_SEND_LAST:
+	case IB_OPCODE_SEND_LAST_WITH_IMMEDIATE:
+	case IB_OPCODE_SEND_ONLY:
+	case IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE:
+	case IB_OPCODE_RDMA_WRITE_LAST:
+	case IB_OPCODE_RDMA_WRITE_LAST_WITH_IMMEDIATE:
+	case IB_OPCODE_RDMA_WRITE_ONLY:
+	case IB_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool krwq_wire_op_send(u8 op)
+{
+	return op <= IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE;
+}
+
+/*
+ * The message in progress is dropped (a packet of it was lost, or came
+ * out of order): what it wrote stays written, its receive WQE stays held
+ * for the next SEND, and what is left of it is dropped up to its last
+ * packet.
+ */
+static void krwq_wire_abandon(struct krwq_qp *dqp)
+{
+	struct krwq_wire_rx *rx = &dqp->wire_rx;
+
+	if (rx->msg == KRWQ_WIRE_MSG_SEND || rx->msg == KRWQ_WIRE_MSG_WRITE)
+		krwq_count(dqp->dev, KRWQ_STAT_RX_DROPPED, 1);
+	rx->msg = KRWQ_WIRE_MSG_DROP;
+}
+
+/*
+ * The receive WQE a SEND or a WRITE with immediate completes: the one
+ * held, or one taken now.  Return: true when wire_rx.t holds one; else
+ * the message is dropped (none posted, or one malformed, completed in
+ * error).
+ */
+static bool krwq_wire_hold_rwqe(struct krwq_qp *dqp, u32 need)
+{
+	struct krwq_wire_rx *rx = &dqp->wire_rx;
+	enum krwq_take_outcome taken;
+
+	if (rx->held)
+		return true;
+	taken = krwq_take(dqp->w_sge, dqp, &rx->t, dqp->srq ? 0 : need);
+	if (taken == KRWQ_TAKE_EMPTY)
+		krwq_count(dqp->dev, KRWQ_STAT_RX_DROPPED, 1);
+	rx->held = taken == KRWQ_TAKE_TAKEN;
+	return rx->held;
+}
+
+/*
+ * Ends the SEND in progress with its last packet: the held WQE completes
+ * with what the message carried.
+ */
+static void krwq_wire_complete(struct krwq_qp *dqp,
+			       const struct krwq_wire_pkt *pkt,
+			       enum ib_wc_opcode opcode, u32 byte_len)
+{
+	struct krwq_wire_rx *rx = &dqp->wire_rx;
+	struct ib_wc wc = {
+		.wr_id = rx->t.wr_id,
+		.opcode = opcode,
+		.byte_len = byte_len,
+		.src_qp = dqp->attr.dest_qp_num,
+		.port_num = 1,
+	};
+
+	if (krwq_wire_headers(pkt->opcode) & KRWQ_HDR_IMMDT) {
+		wc.wc_flags = IB_WC_WITH_IMM;
+		wc.ex.imm_data = pkt->imm;
+	}
+	rx->held = false;
+	krwq_dest_complete(dqp, &wc, pkt->se);
+}
+
+/*
+ * One packet of a SEND into the held WQE, after what came before.
+ * Return: false when the message is dropped: too long for the WQE
+ * (which stays held, or, an SRQ's, completes LOC_LEN_ERR), or a region
+ * of it gone (it completes LOC_PROT_ERR and the QP goes to ERR).
+ */
+static bool krwq_wire_send_data(struct krwq_qp *dqp, const void *payload,
+				u32 len)
+{
+	struct krwq_wire_rx *rx = &dqp->wire_rx;
+	struct krwq_sge_cursor dst;
+	int ret;
+
+	if ((u64)rx->off + len > krwq_sge_total(dqp->w_sge, rx->t.num_sge)) {
+		if (dqp->srq) {
+			rx->held = false;
+			krwq_dest_dropped(dqp, rx->t.wr_id, IB_WC_LOC_LEN_ERR);
+		} else {
+			krwq_count(dqp->dev, KRWQ_STAT_RX_DROPPED, 1);
+		}
+		return false;
+	}
+	if (!len)
+		return true;
+	if (!krwq_get_mrs(dqp->dev, krwq_dest_pd(dqp), dqp->w_sge,
+			  rx->t.num_sge, IB_ACCESS_LOCAL_WRITE, dqp->w_mrs)) {
+		rx->held = false;
+		krwq_dest_error(dqp, rx->t.wr_id, IB_WC_LOC_PROT_ERR);
+		return false;
+	}
+	krwq_cursor_init(&dst, dqp->w_sge, rx->t.num_sge, dqp->w_mrs);
+	ret = krwq_write(&dst, NULL, rx->off);
+	if (!ret)
+		ret = krwq_write(&dst, payload, len);
+	krwq_put_mrs(dqp->w_mrs, rx->t.num_sge);
+	if (ret) {	/* the length was checked: a region revoked */
+		rx->held = false;
+		krwq_dest_error(dqp, rx->t.wr_id, IB_WC_LOC_PROT_ERR);
+		return false;
+	}
+	rx->off += len;
+	return true;
+}
+
+/*
+ * One packet of an RDMA WRITE, at the next address the RETH's region
+ * allows.  Return: false when the message is dropped (UC drops a write
+ * the responder may not make, or one longer than its RETH said).
+ */
+static bool krwq_wire_write_data(struct krwq_qp *dqp, const void *payload,
+				 u32 len)
+{
+	struct krwq_wire_rx *rx = &dqp->wire_rx;
+	struct ib_sge sge = {
+		.addr = rx->va + rx->off, .length = len, .lkey = rx->rkey,
+	};
+	struct krwq_sge_cursor dst;
+	struct krwq_mr *mr = NULL;
+	int ret;
+
+	if ((u64)rx->off + len > rx->len)
+		goto drop;
+	if (!len)
+		return true;
+	if (dqp->attr.qp_access_flags & IB_ACCESS_REMOTE_WRITE)
+		mr = krwq_mr_get(dqp->dev, dqp->ibqp.pd, rx->rkey,
+				 IB_ACCESS_REMOTE_WRITE, sge.addr, len);
+	if (!mr)
+		goto drop;
+	krwq_cursor_init(&dst, &sge, 1, &mr);
+	ret = krwq_write(&dst, payload, len);
+	krwq_mr_put(mr);
+	if (ret)
+		goto drop;
+	rx->off += len;
+	return true;
+drop:
+	krwq_count(dqp->dev, KRWQ_STAT_RX_DROPPED, 1);
+	return false;
+}
+
+/* The first packet of a message: what the message is, and where it goes. */
+static bool krwq_wire_start(struct krwq_qp *dqp,
+			    const struct krwq_wire_pkt *pkt, u8 op)
+{
+	struct krwq_wire_rx *rx = &dqp->wire_rx;
+
+	rx->off = 0;
+	if (krwq_wire_op_send(op)) {
+		rx->msg = KRWQ_WIRE_MSG_SEND;
+		return krwq_wire_hold_rwqe(dqp, pkt->payload_len);
+	}
+	rx->msg = KRWQ_WIRE_MSG_WRITE;
+	rx->va = pkt->va;
+	rx->rkey = pkt->rkey;
+	rx->len = pkt->dma_len;
+	return true;
+}
+
+/* One UC packet, in order or not, into @dqp (r_lock held, may receive). */
+static void krwq_wire_uc_packet(struct krwq_qp *dqp,
+				const struct krwq_wire_pkt *pkt,
+				const void *payload)
+{
+	struct krwq_wire_rx *rx = &dqp->wire_rx;
+	u8 op = krwq_wire_op(pkt);
+	bool first = krwq_wire_op_first(op), last = krwq_wire_op_last(op);
+	bool ok;
+
+	/*
+	 * UC has no retries: a PSN other than the expected one means
+	 * packets were lost, and the message they belonged to is dropped;
+	 * the expected PSN follows the packet's, whatever it was
+	 */
+	if (pkt->psn != rx->epsn ||
+	    (first && (rx->msg == KRWQ_WIRE_MSG_SEND ||
+		       rx->msg == KRWQ_WIRE_MSG_WRITE)))
+		krwq_wire_abandon(dqp);
+	rx->epsn = krwq_psn_add(pkt->psn, 1);
+	if (first) {
+		ok = krwq_wire_start(dqp, pkt, op);
+	} else if (rx->msg == KRWQ_WIRE_MSG_SEND || rx->msg == KRWQ_WIRE_MSG_WRITE) {
+		ok = krwq_wire_op_send(op) == (rx->msg == KRWQ_WIRE_MSG_SEND);
+		if (!ok)
+			krwq_wire_abandon(dqp);
+	} else {
+		/* the rest of a message being dropped, or a stray packet */
+		if (rx->msg == KRWQ_WIRE_MSG_NONE)
+			krwq_count(dqp->dev, KRWQ_STAT_WIRE_RX_DROPPED, 1);
+		ok = false;
+	}
+	if (ok && rx->msg == KRWQ_WIRE_MSG_SEND)
+		ok = krwq_wire_send_data(dqp, payload, pkt->payload_len);
+	else if (ok)
+		ok = krwq_wire_write_data(dqp, payload, pkt->payload_len);
+	if (ok && last && rx->msg == KRWQ_WIRE_MSG_SEND) {
+		krwq_wire_complete(dqp, pkt, IB_WC_RECV, rx->off);
+	} else if (ok && last && rx->off != rx->len) {
+		/* a WRITE shorter than its RETH said */
+		krwq_count(dqp->dev, KRWQ_STAT_RX_DROPPED, 1);
+	} else if (ok && last && (krwq_wire_headers(pkt->opcode) & KRWQ_HDR_IMMDT)) {
+		if (krwq_wire_hold_rwqe(dqp, 0))
+			krwq_wire_complete(dqp, pkt, IB_WC_RECV_RDMA_WITH_IMM,
+					   rx->len);
+	}
+	if (last)
+		rx->msg = KRWQ_WIRE_MSG_NONE;
+	else if (!ok)
+		rx->msg = KRWQ_WIRE_MSG_DROP;
+}
+
+/*
+ * Whether a packet for connected @dqp comes from its peer's address to
+ * its own: the path's destination GID and the source GID it resolved to.
+ */
+static bool krwq_wire_from_peer(struct krwq_qp *dqp, const union ib_gid *sgid,
+				const union ib_gid *dgid)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(&dqp->attr.ah_attr);
+
+	return grh && !memcmp(sgid, &grh->dgid, sizeof(*sgid)) &&
+	       !memcmp(dgid, &dqp->route.sgid, sizeof(*dgid));
+}
+
+/**
+ * krwq_resp_wire_uc() - deliver one UC packet that came from the wire into
+ * @dqp, the QP its BTH names, packet by packet: a SEND fills one receive
+ * WQE over its packets and completes it with its last; an RDMA WRITE
+ * writes each packet where its RETH points.  A packet out of sequence
+ * drops the message it belongs to (UC has no retries): the receive WQE it
+ * had taken stays for the next SEND, as an HCA reuses it.
+ * @dqp: the QP, held by the caller.
+ * @pkt: the packet's transport headers, checked (net.c).
+ * @sgid: the packet's IP source, as a GID.
+ * @dgid: its IP destination, as a GID.
+ * @payload: pkt->payload_len bytes.
+ *
+ * A packet from anyone but the QP's peer, or for a QP that is not UC or
+ * cannot receive (before RTR, in ERR), is dropped and counted in
+ * wire_rx_dropped.
+ *
+ * Context: softirq; takes dqp->r_lock and holds it throughout, so the
+ * scratch (dqp->w_sge, w_mrs, wire_rx) is its own.
+ */
+void krwq_resp_wire_uc(struct krwq_qp *dqp, const struct krwq_wire_pkt *pkt,
+		       const union ib_gid *sgid, const union ib_gid *dgid,
+		       const void *payload)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&dqp->r_lock, flags);
+	if (dqp->ibqp.qp_type == IB_QPT_UC &&
+	    krwq_wire_from_peer(dqp, sgid, dgid) && krwq_can_receive(dqp))
+		krwq_wire_uc_packet(dqp, pkt, payload);
+	else
+		krwq_count(dqp->dev, KRWQ_STAT_WIRE_RX_DROPPED, 1);
+	spin_unlock_irqrestore(&dqp->r_lock, flags);
+}
+EXPORT_SYMBOL_IF_KUNIT(krwq_resp_wire_uc);
+
+/**
+ * krwq_resp_wire_reset() - a RESET ends the UC message in progress: the
+ * receive WQE it held goes with the QP's ring, or, an SRQ's, which a
+ * reset does not discard, completes flushed.
+ * @qp: the QP; the caller holds its r_lock.
+ */
+void krwq_resp_wire_reset(struct krwq_qp *qp)
+{
+	lockdep_assert_held(&qp->r_lock);
+	if (qp->wire_rx.held && qp->srq)
+		krwq_rq_flush_complete(qp, qp->wire_rx.t.wr_id);
+	qp->wire_rx.held = false;
+	qp->wire_rx.msg = KRWQ_WIRE_MSG_NONE;
 }

@@ -19,6 +19,7 @@ struct krwq_sge_cursor;
 struct krwq_swqe;
 struct krwq_wire_pkt;
 struct sk_buff_head;
+union ib_gid;
 union rdma_network_hdr;
 
 /*
@@ -79,6 +80,8 @@ static inline bool krwq_is_send(enum ib_wr_opcode op)
 void krwq_rq_flushed(void *ctx, unsigned long long wr_id);
 void krwq_qp_recv_flush_locked(struct krwq_qp *qp);
 void krwq_run_let_irqs_in(struct krwq_qp *sqp) __must_hold(&sqp->s_lock);
+bool krwq_run_unlock_for_irqs(struct krwq_qp *sqp);
+void krwq_run_relock(struct krwq_qp *sqp);
 void krwq_exec_connected(struct krwq_qp *sqp, struct krwq_swqe *w,
 			 struct krwq_outcome *o);
 void krwq_exec_ud(struct krwq_qp *sqp, struct krwq_swqe *w,
@@ -90,8 +93,13 @@ void krwq_src_cursor(struct krwq_qp *sqp, struct krwq_swqe *w,
 void krwq_resp_wire_ud(struct krwq_qp *dqp, const struct krwq_wire_pkt *pkt,
 		       const union rdma_network_hdr *hdr,
 		       enum rdma_network_type type, const void *payload);
+void krwq_resp_wire_uc(struct krwq_qp *dqp, const struct krwq_wire_pkt *pkt,
+		       const union ib_gid *sgid, const union ib_gid *dgid,
+		       const void *payload);
+void krwq_resp_wire_reset(struct krwq_qp *qp);
 
 /* net.c: the requester's side of the wire */
 enum ib_wc_status krwq_net_send_ud(struct krwq_qp *sqp, struct krwq_swqe *w);
+enum ib_wc_status krwq_net_send_uc(struct krwq_qp *sqp, struct krwq_swqe *w);
 
 #endif /* KRWQ_RESP_H */

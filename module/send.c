@@ -411,10 +411,18 @@ static void krwq_send_ud(struct krwq_qp *qp, struct krwq_swqe *w,
 	krwq_exec_ud(qp, w, o);
 }
 
-/* An RC or UC send WQE, to its peer through the fabric. */
+/*
+ * An RC or UC send WQE, to its peer through the fabric, or, a UC QP's to
+ * a peer no krwq device here holds, onto the wire (net.c).
+ */
 static void krwq_send_connected(struct krwq_qp *qp, struct krwq_swqe *w,
 				struct krwq_outcome *o)
 {
+	if (qp->ibqp.qp_type == IB_QPT_UC &&
+	    krwq_net_reaches(qp->dev, &qp->route)) {
+		o->status = krwq_net_send_uc(qp, w);
+		return;
+	}
 	krwq_count(qp->dev, KRWQ_STAT_LOCAL_MSGS, 1);
 	krwq_exec_connected(qp, w, o);
 }

@@ -16,9 +16,6 @@
 
 #include "wire.h"
 
-#define KRWQ_OP_MASK		0x1f
-#define KRWQ_TRANSPORT_MASK	0xe0
-
 /* What the low five bits of an opcode carry, whatever the transport. */
 static u32 krwq_op_headers(u8 op)
 {
@@ -72,12 +69,12 @@ static u32 krwq_op_headers(u8 op)
  */
 u32 krwq_wire_headers(u8 opcode)
 {
-	u8 op = opcode & KRWQ_OP_MASK;
+	u8 op = opcode & KRWQ_WIRE_OP_MASK;
 	u32 h = krwq_op_headers(op);
 
 	if (!h)
 		return 0;
-	switch (opcode & KRWQ_TRANSPORT_MASK) {
+	switch (opcode & KRWQ_WIRE_CLASS_MASK) {
 	case IB_OPCODE_RC:
 		break;
 	case IB_OPCODE_UC:

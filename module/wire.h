@@ -61,6 +61,10 @@ struct krwq_bth {
 #define KRWQ_BTH_TVER_MASK	GENMASK(3, 0)
 #define KRWQ_BTH_ACKREQ		BIT(31)
 #define KRWQ_QPN_MASK		GENMASK(23, 0)
+/* an opcode's top three bits: its transport (IB_OPCODE_RC, _UC, _UD) */
+#define KRWQ_WIRE_CLASS_MASK	0xe0
+/* its low five: the operation (IB_OPCODE_SEND_FIRST ...) */
+#define KRWQ_WIRE_OP_MASK	0x1f
 
 /* Datagram Extended Transport Header (UD). */
 struct krwq_deth {

@@ -16,6 +16,9 @@
 #    device there is refused, with a message, and nothing is left of it;
 #  - UD through the wire, data checked: ibv_ud_pingpong krwq <-> rxe both
 #    ways over IPv4 and IPv6, and krwq <-> krwq between kwa and kwb;
+#  - UC through the wire, messages of several packets: ibv_uc_pingpong
+#    (data checked) and ib_write_bw -c UC, krwq <-> rxe both ways, and
+#    krwq <-> krwq;
 #    udaddy (rdma_cm: SIDR over QP1, then UD) krwq <-> rxe;
 #  - krwqw0 to itself, in one namespace, goes through the fabric: not a
 #    packet;
@@ -47,29 +50,59 @@ listening_in() {
 	in_ns "$1" sh -c ". /krwq/lib/pair.sh; listening $2"
 }
 
-# ud_pair NAME SNS SDEV SADDR CNS CDEV CADDR [HADDR]: ibv_ud_pingpong,
-# data checked, the server on SDEV in SNS, the client on CDEV in CNS; each
-# side names its own GID by its address, and the client reaches the
-# server's TCP handshake at HADDR (default SADDR; the pingpong's server
-# listens on IPv4 only)
-ud_pair() {
+# pingpong_pair T NAME SNS SDEV SADDR CNS CDEV CADDR [HADDR]:
+# ibv_T_pingpong (ud: 512-byte datagrams; uc: 4 KiB messages, four packets
+# each at the path MTU of 1024), data checked, the server on SDEV in SNS,
+# the client on CDEV in CNS; each side names its own GID by its address,
+# and the client reaches the server's TCP handshake at HADDR (default
+# SADDR; the pingpong's server listens on IPv4 only)
+pingpong_pair() {
+	pp_t=$1
+	shift
+	pp_size=512
+	[ "$pp_t" = uc ] && pp_size=4096
 	port=$((port + 1))
 	sg=$(gid_index "$3" "$4") && cg=$(gid_index "$6" "$7")
 	if [ -z "$sg" ] || [ -z "$cg" ]; then
 		report 1 "$1" "no GID for $4 on $3 or for $7 on $6"
 		return
 	fi
-	in_ns "$2" timeout 120 ibv_ud_pingpong -d "$3" -g "$sg" -p $port \
-		-n 100 -s 512 -c > /tmp/server.log 2>&1 &
+	in_ns "$2" timeout 120 "ibv_${pp_t}_pingpong" -d "$3" -g "$sg" -p $port \
+		-n 100 -s $pp_size -c > /tmp/server.log 2>&1 &
 	up_s=$!
 	wait_for 60 listening_in "$2" $port
-	in_ns "$5" timeout 60 ibv_ud_pingpong -d "$6" -g "$cg" -p $port \
-		-n 100 -s 512 -c "${8:-$4}" > $log 2>&1
+	in_ns "$5" timeout 60 "ibv_${pp_t}_pingpong" -d "$6" -g "$cg" -p $port \
+		-n 100 -s $pp_size -c "${8:-$4}" > $log 2>&1
 	up_c=$?
 	wait $up_s
 	up_sc=$?
 	{ echo "--- server"; cat /tmp/server.log; } >> $log
 	[ $up_c = 0 ] && [ $up_sc = 0 ] && grep -q 'iters in' $log
+	report $? "$1"
+}
+
+# perf_pair NAME TEST CONN SNS SDEV SADDR CNS CDEV CADDR: perftest's
+# TEST (ib_write_bw ...) over CONN (UC ...), 200 messages of 16 KiB
+# (16 packets each), the server on SDEV in SNS, the client on CDEV in CNS
+# reaching its handshake at SADDR
+perf_pair() {
+	port=$((port + 1))
+	sg=$(gid_index "$5" "$6") && cg=$(gid_index "$8" "$9")
+	if [ -z "$sg" ] || [ -z "$cg" ]; then
+		report 1 "$1" "no GID for $6 on $5 or for $9 on $8"
+		return
+	fi
+	in_ns "$4" timeout 120 "$2" -d "$5" -x "$sg" -c "$3" -n 200 -s 16384 \
+		-p $port > /tmp/server.log 2>&1 &
+	pf_s=$!
+	wait_for 60 listening_in "$4" $port
+	in_ns "$7" timeout 60 "$2" -d "$8" -x "$cg" -c "$3" -n 200 -s 16384 \
+		-p $port "$6" > $log 2>&1
+	pf_c=$?
+	wait $pf_s
+	pf_sc=$?
+	{ echo "--- server"; cat /tmp/server.log; } >> $log
+	[ $pf_c = 0 ] && [ $pf_sc = 0 ] && grep -q '^ *16384 *200' $log
 	report $? "$1"
 }
 
@@ -128,13 +161,13 @@ report $? "krwqw0 and krwqw1 in kwa, krwqw2 in kwb, their GIDs (one socket per n
 # --- UD on the wire
 tx0=$(stat_of krwqw0 wire_tx_packets)
 rx0=$(stat_of krwqw0 wire_rx_packets)
-ud_pair "ibv_ud_pingpong IPv4, rxe0 server, krwqw0 client (kwa), data checked" \
+pingpong_pair ud "ibv_ud_pingpong IPv4, rxe0 server, krwqw0 client (kwa), data checked" \
 	- rxe0 198.18.0.1 kwa krwqw0 198.18.0.2
-ud_pair "ibv_ud_pingpong IPv4, krwqw0 server (kwa), rxe0 client, data checked" \
+pingpong_pair ud "ibv_ud_pingpong IPv4, krwqw0 server (kwa), rxe0 client, data checked" \
 	kwa krwqw0 198.18.0.2 - rxe0 198.18.0.1
-ud_pair "ibv_ud_pingpong IPv6, rxe0 server, krwqw0 client (kwa), data checked" \
+pingpong_pair ud "ibv_ud_pingpong IPv6, rxe0 server, krwqw0 client (kwa), data checked" \
 	- rxe0 fd00:0018:0000:0000:0000:0000:0000:0001 kwa krwqw0 fd00:0018:0000:0000:0000:0000:0000:0002 198.18.0.1
-ud_pair "ibv_ud_pingpong IPv6, krwqw0 server (kwa), rxe0 client, data checked" \
+pingpong_pair ud "ibv_ud_pingpong IPv6, krwqw0 server (kwa), rxe0 client, data checked" \
 	kwa krwqw0 fd00:0018:0000:0000:0000:0000:0000:0002 - rxe0 fd00:0018:0000:0000:0000:0000:0000:0001 198.18.0.2
 tx1=$(stat_of krwqw0 wire_tx_packets)
 rx1=$(stat_of krwqw0 wire_rx_packets)
@@ -147,13 +180,29 @@ report $? "krwqw0's counters: $((tx1 - tx0)) packets out, $((rx1 - rx0)) in (400
 # in on the other, counted on both
 a0=$(stat_of krwqw1 wire_tx_packets) b0=$(stat_of krwqw2 wire_rx_packets)
 l0=$(($(stat_of krwqw1 local_msgs) + $(stat_of krwqw2 local_msgs)))
-ud_pair "ibv_ud_pingpong IPv4, krwqw1 (kwa) server, krwqw2 (kwb) client, data checked" \
+pingpong_pair ud "ibv_ud_pingpong IPv4, krwqw1 (kwa) server, krwqw2 (kwb) client, data checked" \
 	kwa krwqw1 198.18.1.1 kwb krwqw2 198.18.1.2
 a1=$(stat_of krwqw1 wire_tx_packets) b1=$(stat_of krwqw2 wire_rx_packets)
 l1=$(($(stat_of krwqw1 local_msgs) + $(stat_of krwqw2 local_msgs)))
 [ $((a1 - a0)) -ge 100 ] && [ $((b1 - b0)) -ge 100 ] && [ "$l1" = "$l0" ] &&
 	has_stat krwqw1 local_msgs && has_stat krwqw2 local_msgs
 report $? "krwqw1 sent $((a1 - a0)) packets and krwqw2 took $((b1 - b0)) off the wire (100 or more each), none by the fabric"
+
+# --- UC on the wire: messages of several packets, each way
+pingpong_pair uc "ibv_uc_pingpong IPv4, rxe0 server, krwqw0 client (kwa), 4 KiB in 4 packets, data checked" \
+	- rxe0 198.18.0.1 kwa krwqw0 198.18.0.2
+pingpong_pair uc "ibv_uc_pingpong IPv6, krwqw0 server (kwa), rxe0 client, 4 KiB in 4 packets, data checked" \
+	kwa krwqw0 fd00:0018:0000:0000:0000:0000:0000:0002 - rxe0 fd00:0018:0000:0000:0000:0000:0000:0001 198.18.0.2
+perf_pair "ib_write_bw -c UC, rxe0 server, krwqw0 client (kwa): 200 writes of 16 packets" \
+	ib_write_bw UC - rxe0 198.18.0.1 kwa krwqw0 198.18.0.2
+perf_pair "ib_write_bw -c UC, krwqw0 server (kwa), rxe0 client: 200 writes of 16 packets" \
+	ib_write_bw UC kwa krwqw0 198.18.0.2 - rxe0 198.18.0.1
+a0=$(stat_of krwqw1 wire_tx_packets) b0=$(stat_of krwqw2 wire_rx_packets)
+pingpong_pair uc "ibv_uc_pingpong IPv4, krwqw1 (kwa) server, krwqw2 (kwb) client, data checked" \
+	kwa krwqw1 198.18.1.1 kwb krwqw2 198.18.1.2
+a1=$(stat_of krwqw1 wire_tx_packets) b1=$(stat_of krwqw2 wire_rx_packets)
+[ $((a1 - a0)) -ge 400 ] && [ $((b1 - b0)) -ge 400 ]
+report $? "UC krwqw1 to krwqw2: $((a1 - a0)) packets out, $((b1 - b0)) in (400 or more each: 100 messages of 4 packets)"
 
 udaddy_pair "udaddy (rdma_cm SIDR, then UD): rxe0 server, client in kwa on krwqw0" \
 	- 198.18.0.1 kwa
@@ -165,7 +214,7 @@ udaddy_pair "udaddy (rdma_cm SIDR, then UD): server in kwa on krwqw0, rxe0 clien
 # vab's link (where nobody answers), so krwqw1 cannot name krwqw0.
 tx0=$(stat_of krwqw0 wire_tx_packets)
 l0=$(stat_of krwqw0 local_msgs)
-ud_pair "ibv_ud_pingpong krwqw0 server and client, in kwa, data checked" \
+pingpong_pair ud "ibv_ud_pingpong krwqw0 server and client, in kwa, data checked" \
 	kwa krwqw0 198.18.0.2 kwa krwqw0 198.18.0.2
 [ "$(stat_of krwqw0 wire_tx_packets)" = "$tx0" ] &&
 	[ $(($(stat_of krwqw0 local_msgs) - l0)) -ge 200 ]
@@ -198,7 +247,7 @@ e1=$(stat_of krwqw0 wire_icrc_errors)
 report $? "50 datagrams corrupted on the link: $((e1 - e0)) failed their ICRC at krwqw0 (25 or more)"
 
 # --- the wire again after that, and teardown
-ud_pair "ibv_ud_pingpong IPv4 after the corruption, rxe0 server, krwqw0 client" \
+pingpong_pair ud "ibv_ud_pingpong IPv4 after the corruption, rxe0 server, krwqw0 client" \
 	- rxe0 198.18.0.1 kwa krwqw0 198.18.0.2
 { rdma link delete krwqw0 && rdma link delete krwqw1 && rdma link delete krwqw2 &&
 	rdma link delete rxe0 && ip link del vc0 && ip link del vrx &&
