@@ -15,6 +15,7 @@
 #include <rdma/ib_mad.h>
 
 #include "krwq.h"
+#include "tx.h"
 
 /*
  * No IEEE OUI is krwq's: the vendor ID is "krw" in ASCII, as a software
@@ -300,7 +301,7 @@ static struct krwq_dev *krwq_dev_alloc(struct net_device *ndev)
 	spin_lock_init(&dev->uflush_lock);
 	dev->uflush_stamp = jiffies;
 	skb_queue_head_init(&dev->tx_q);
-	INIT_WORK(&dev->tx_work, krwq_net_tx_work);
+	INIT_WORK(&dev->tx_work, krwq_tx_work);
 	xa_init_flags(&dev->qps, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&dev->mrs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	/* every kernel address, for kernel PDs' local access; never freed */

@@ -224,7 +224,7 @@ struct krwq_dev {
 	struct krwq_stats __percpu *stats;
 	struct krwq_mr local_dma_mr;	/* what KRWQ_LOCAL_DMA_LKEY names */
 	struct krwq_net_socks *wire;	/* NULL: reached only by the fabric */
-	struct sk_buff_head tx_q;	/* packets tx_work sends (net.c) */
+	struct sk_buff_head tx_q;	/* packets tx_work sends (tx.c) */
 	struct work_struct tx_work;
 };
 
@@ -605,9 +605,6 @@ int krwq_net_attach(struct krwq_dev *dev);
 void krwq_net_detach(struct krwq_dev *dev);
 bool krwq_net_reaches(const struct krwq_dev *dev,
 		      const struct krwq_route *route);
-void krwq_net_xmit(struct krwq_dev *dev, struct sk_buff_head *tx,
-		   unsigned long flags);
-void krwq_net_tx_work(struct work_struct *work);
 
 /* stats.c */
 struct rdma_hw_stats *krwq_alloc_hw_port_stats(struct ib_device *ibdev,

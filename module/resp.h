@@ -40,7 +40,7 @@ union rdma_network_hdr;
  *          its caller enables them again once s_lock is released.
  * @section: bytes copied or charged since interrupts were last let in.
  * @busy_dqp: the destination whose r_busy this run raised, or NULL.
- * @tx: packets for the wire, which its caller sends (krwq_net_xmit()) once
+ * @tx: packets for the wire, which its caller sends (krwq_tx_xmit()) once
  *      it has released s_lock.
  */
 struct krwq_run {
@@ -98,8 +98,8 @@ void krwq_resp_wire_uc(struct krwq_qp *dqp, const struct krwq_wire_pkt *pkt,
 		       const void *payload);
 void krwq_resp_wire_reset(struct krwq_qp *qp);
 
-/* net.c: the requester's side of the wire */
-enum ib_wc_status krwq_net_send_ud(struct krwq_qp *sqp, struct krwq_swqe *w);
-enum ib_wc_status krwq_net_send_uc(struct krwq_qp *sqp, struct krwq_swqe *w);
+/* wire_req.c: the requester's side of the wire */
+enum ib_wc_status krwq_wire_send_ud(struct krwq_qp *sqp, struct krwq_swqe *w);
+enum ib_wc_status krwq_wire_send_uc(struct krwq_qp *sqp, struct krwq_swqe *w);
 
 #endif /* KRWQ_RESP_H */

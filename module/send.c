@@ -28,6 +28,7 @@
 #include "krwq_core.h"
 #include "resp.h"
 #include "send.h"
+#include "tx.h"
 #include "wire.h"
 #include "trace.h"
 
@@ -404,7 +405,7 @@ static void krwq_send_ud(struct krwq_qp *qp, struct krwq_swqe *w,
 			 struct krwq_outcome *o)
 {
 	if (krwq_net_reaches(qp->dev, &w->route)) {
-		o->status = krwq_net_send_ud(qp, w);
+		o->status = krwq_wire_send_ud(qp, w);
 		return;
 	}
 	krwq_count(qp->dev, KRWQ_STAT_LOCAL_MSGS, 1);
@@ -420,7 +421,7 @@ static void krwq_send_connected(struct krwq_qp *qp, struct krwq_swqe *w,
 {
 	if (qp->ibqp.qp_type == IB_QPT_UC &&
 	    krwq_net_reaches(qp->dev, &qp->route)) {
-		o->status = krwq_net_send_uc(qp, w);
+		o->status = krwq_wire_send_uc(qp, w);
 		return;
 	}
 	krwq_count(qp->dev, KRWQ_STAT_LOCAL_MSGS, 1);
@@ -477,7 +478,7 @@ static bool krwq_sq_retry_later(struct krwq_qp *qp,
  *          (krwq_run_let_irqs_in()); the caller then enables them once
  *          it has released s_lock.
  * @tx: the caller's, empty: packets for the wire, which the caller sends
- *      with krwq_net_xmit() once it has released s_lock.
+ *      with krwq_tx_xmit() once it has released s_lock.
  *
  * Stops when the queue is empty, the QP leaves RTS, an RC send must wait
  * to be retried (an RNR NAK or no answer; sq_timer resumes it), or the
@@ -594,7 +595,7 @@ void krwq_send_work(struct work_struct *work)
 	spin_lock_irqsave(&qp->s_lock, flags);
 	krwq_sq_run(qp, &flags, &bh_off, &tx);
 	spin_unlock_irqrestore(&qp->s_lock, flags);
-	krwq_net_xmit(qp->dev, &tx, flags);
+	krwq_tx_xmit(qp->dev, &tx, flags);
 	if (bh_off)
 		local_bh_enable();
 }
@@ -687,7 +688,7 @@ out:
 	if (ret)
 		*bad_wr = wr;
 	spin_unlock_irqrestore(&qp->s_lock, flags);
-	krwq_net_xmit(qp->dev, &tx, flags);
+	krwq_tx_xmit(qp->dev, &tx, flags);
 	if (bh_off)
 		local_bh_enable();	/* softirqs raised meanwhile run here */
 	kvfree(staged);
