@@ -58,7 +58,7 @@ static int krwq_query_device(struct ib_device *ibdev,
 	a->max_mr = KRWQ_MAX_MR;
 	a->max_pd = KRWQ_MAX_PD;
 	a->max_qp_rd_atom = KRWQ_MAX_RD_ATOM;
-	a->max_qp_init_rd_atom = KRWQ_MAX_RD_ATOM;
+	a->max_qp_init_rd_atom = KRWQ_MAX_INIT_RD_ATOM;
 	a->max_res_rd_atom = KRWQ_MAX_RD_ATOM * KRWQ_MAX_QP;
 	/* the CPU's own atomics on the target: atomic against everything */
 	a->atomic_cap = IB_ATOMIC_GLOB;

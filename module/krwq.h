@@ -47,11 +47,15 @@
  * is taken only under the mm's mmap_lock, around no other krwq lock.
  * dev->uflush_lock is a leaf, taken with no other krwq lock held.
  *
- * The wire (net.c) adds no order: a packet that comes in is delivered in
- * softirq holding only the destination's r_lock (with interrupts off), as
- * a datagram from the fabric is; one going out is built under the sender's
- * s_lock and sent once every krwq lock is released.  dev->tx_q.lock and
- * the sockets' krwq_net_lock (a mutex, process context only) are leaves.
+ * The wire (net.c) adds no order.  In softirq, with interrupts off, a
+ * request that comes in is delivered holding only the destination's
+ * r_lock, as a datagram from the fabric is, and an answer to an RC
+ * requester is taken holding its s_lock (r_lock under it, when the
+ * answer moves the QP to ERR).  A packet going out is built under the
+ * sender's s_lock or the responder's r_lock and sent once every krwq lock
+ * is released; a READ's responses are built with none held.
+ * dev->tx_q.lock and the sockets' krwq_net_lock (a mutex, process context
+ * only) are leaves.
  */
 #ifndef KRWQ_H
 #define KRWQ_H
@@ -87,7 +91,18 @@
 #define KRWQ_MAX_AH		4096
 /* bounds the time one post spends delivering one message */
 #define KRWQ_MAX_MSG_SIZE	(16U << 20)
+/*
+ * Responder resources (max_dest_rd_atomic): READs and atomics a QP takes
+ * in flight from its peer; an RC responder on the wire keeps as many
+ * atomic results for requesters that ask again.
+ */
 #define KRWQ_MAX_RD_ATOM	16
+/*
+ * Initiator depth (max_rd_atomic): what a QP may ask of its peer.  rxe's
+ * figure, since perftest sets one side's max_rd_atomic to what the other
+ * device allows; krwq itself has one in flight at a time on the wire.
+ */
+#define KRWQ_MAX_INIT_RD_ATOM	128
 #define KRWQ_MAX_INLINE		512	/* rxe's: 32 SGEs' worth */
 #define KRWQ_MAX_FAST_REG_PAGES	512	/* one fast registration's pages */
 /* the device's local DMA lkey: index 0, which no table entry has */
@@ -262,8 +277,8 @@ enum krwq_wire_msg {
 };
 
 /**
- * struct krwq_wire_rx - a UC responder's state for messages that come
- * from the wire packet by packet (resp.c).  Under the QP's r_lock.
+ * struct krwq_wire_rx - a UC or RC responder's state for messages that
+ * come from the wire packet by packet (resp.c).  Under the QP's r_lock.
  * @epsn: the PSN expected next.
  * @msg: the message in progress (enum krwq_wire_msg).
  * @held: @t is a receive WQE taken (its scatter list in the QP's w_sge)
@@ -277,6 +292,15 @@ enum krwq_wire_msg {
  * @va: an RDMA WRITE's next address.
  * @rkey: an RDMA WRITE's R_Key.
  * @len: an RDMA WRITE's DMA length, from its RETH.
+ * @msn: RC: the messages done, for the AETH of each answer.
+ * @nak_sent: RC: a PSN sequence error NAK went out for @epsn; no other
+ *            until a packet with @epsn comes.
+ * @atomics: RC: the last atomics' results, by PSN, for a requester that
+ *           asks again (its answer lost): it gets the same result, not a
+ *           second operation.  @atomic_next is the slot written next.
+ *
+ * Of RC, @msg is NONE, SEND or WRITE: a message that cannot go on makes
+ * the responder NAK it and go to ERR, or wait (RNR) with the state kept.
  */
 struct krwq_wire_rx {
 	u32 epsn;
@@ -286,6 +310,53 @@ struct krwq_wire_rx {
 	u32 off;
 	u64 va;
 	u32 rkey, len;
+	u32 msn;
+	bool nak_sent;
+	struct {
+		u32 psn;
+		bool valid;
+		u64 orig;
+	} atomics[KRWQ_MAX_RD_ATOM];
+	u8 atomic_next;
+};
+
+/* What an RC requester on the wire waits for (struct krwq_wire_req). */
+enum krwq_wire_await {
+	KRWQ_WIRE_AWAIT_NONE,	/* nothing: the WQE at sq_tail is not sent */
+	KRWQ_WIRE_AWAIT_ANSWER,	/* the answer to it, until sq_timer's timeout */
+	KRWQ_WIRE_AWAIT_RNR,	/* its RNR wait, then it goes again */
+};
+
+/**
+ * struct krwq_wire_req - an RC requester's state on the wire (wire_req.c
+ * builds the packets, send.c takes the answers), under the QP's s_lock.
+ * One message is in flight at a time: the WQE at sq_tail goes out whole,
+ * and the next goes once it is answered.
+ * @first_psn: the first PSN of the WQE at sq_tail; it is resent from it.
+ * @last_psn: the PSN whose answer completes it (a READ's last response).
+ * @next_resp: a READ's response PSN expected next.
+ * @read_off: a READ's bytes received so far.
+ * @read_gap: a response came past @next_resp, and what is left of the READ
+ *            was asked for again from @next_resp; not again until that
+ *            one comes.
+ * @await: enum krwq_wire_await.
+ * @timed_out: no answer came in time (or a PSN sequence error NAK did):
+ *             the resend counts against retry_cnt.
+ * @resume_psn: where a PSN sequence error NAK said the responder's packets
+ *              stopped; the resend of a SEND or WRITE starts there, when
+ *              @resume is set.
+ * @resume: see @resume_psn.
+ */
+struct krwq_wire_req {
+	u32 first_psn;
+	u32 last_psn;
+	u32 next_resp;
+	u32 read_off;
+	bool read_gap;
+	u8 await;
+	bool timed_out;
+	u32 resume_psn;
+	bool resume;
 };
 
 struct krwq_ah {
@@ -383,6 +454,7 @@ struct krwq_qp {
 	u32 max_inline;		/* max_inline_data */
 	bool sq_sig_all;
 	u32 wire_psn;		/* the next packet's PSN on the wire */
+	struct krwq_wire_req wire_req;
 	u8 rnr_tries;		/* RNR NAKs seen by the WQE at sq_tail */
 	u8 ack_tries;		/* ACK timeouts seen by the WQE at sq_tail */
 	bool sq_waiting;	/* sq_timer will resume the send queue */
@@ -603,8 +675,8 @@ int krwq_net_init(void);
 void krwq_net_exit(void);
 int krwq_net_attach(struct krwq_dev *dev);
 void krwq_net_detach(struct krwq_dev *dev);
-bool krwq_net_reaches(const struct krwq_dev *dev,
-		      const struct krwq_route *route);
+bool krwq_wire_reaches(const struct krwq_dev *dev,
+		       const struct krwq_route *route);
 
 /* stats.c */
 struct rdma_hw_stats *krwq_alloc_hw_port_stats(struct ib_device *ibdev,

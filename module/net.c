@@ -186,6 +186,22 @@ static bool krwq_net_for_dev(struct krwq_dev *dev, struct sk_buff *skb)
 	return true;
 }
 
+/* Whether an RC opcode answers a request: for the requester, not the responder. */
+static bool krwq_net_is_answer(u8 opcode)
+{
+	switch (opcode) {
+	case IB_OPCODE_RC_ACKNOWLEDGE:
+	case IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE:
+	case IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST:
+	case IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE:
+	case IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST:
+	case IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY:
+		return true;
+	default:
+		return false;
+	}
+}
+
 /*
  * udp_tunnel_sock_cfg.encap_rcv: one datagram to port 4791, its UDP
  * header at skb->data.  Return: 0, the packet consumed.
@@ -221,13 +237,9 @@ static int krwq_net_recv(struct sock *sk, struct sk_buff *skb)
 		goto out;
 	}
 	krwq_count(dev, KRWQ_STAT_WIRE_RX, 1);
-	/*
-	 * UD and UC so far (RC reaches a peer only through the fabric); the
-	 * one partition is the default one, of either membership
-	 */
+	/* the one partition is the default one, of either membership */
 	ud = (pkt.opcode & KRWQ_WIRE_CLASS_MASK) == IB_OPCODE_UD;
-	if ((!ud && (pkt.opcode & KRWQ_WIRE_CLASS_MASK) != IB_OPCODE_UC) ||
-	    (pkt.pkey & IB_DEFAULT_PKEY_PARTIAL) != IB_DEFAULT_PKEY_PARTIAL) {
+	if ((pkt.pkey & IB_DEFAULT_PKEY_PARTIAL) != IB_DEFAULT_PKEY_PARTIAL) {
 		krwq_net_drop(dev, KRWQ_STAT_WIRE_RX_DROPPED, skb);
 		goto out;
 	}
@@ -247,12 +259,16 @@ static int krwq_net_recv(struct sock *sk, struct sk_buff *skb)
 		goto out;
 	}
 	payload = (const u8 *)(udp_hdr(skb) + 1) + hdr_len;
+	krwq_net_gids(skb, &sgid, &dgid);
 	if (ud) {
 		krwq_net_ud_hdr(skb_network_header(skb), &hdr, &type);
 		krwq_resp_wire_ud(qp, &pkt, &hdr, type, payload);
-	} else {
-		krwq_net_gids(skb, &sgid, &dgid);
+	} else if ((pkt.opcode & KRWQ_WIRE_CLASS_MASK) == IB_OPCODE_UC) {
 		krwq_resp_wire_uc(qp, &pkt, &sgid, &dgid, payload);
+	} else if (krwq_net_is_answer(pkt.opcode)) {
+		krwq_wire_answer(qp, &pkt, &sgid, &dgid, payload);
+	} else {
+		krwq_resp_wire_rc(qp, &pkt, &sgid, &dgid, payload);
 	}
 	krwq_qp_put(qp);
 	consume_skb(skb);
@@ -415,25 +431,7 @@ static struct pernet_operations krwq_net_ops = {
 	.exit = krwq_net_exit_net,
 };
 
-/* --- going out -------------------------------------------------------------- */
-
-/**
- * krwq_net_reaches() - whether a send of @dev's to @route goes on the wire.
- * @dev: the sending device.
- * @route: where the address vector leads (krwq_fabric_route()).
- *
- * Context: any.
- * Return: true when no krwq device in the sender's namespace holds the
- * address, the device has the wire, and the address is a RoCE v2 one (v1
- * is no IP packet).
- */
-bool krwq_net_reaches(const struct krwq_dev *dev,
-		      const struct krwq_route *route)
-{
-	return route->dest == KRWQ_NO_DEST && dev->wire &&
-	       (route->net_type == RDMA_NETWORK_IPV4 ||
-		route->net_type == RDMA_NETWORK_IPV6);
-}
+/* --- the module ------------------------------------------------------------ */
 
 /**
  * krwq_net_init() - at module load: follow network namespaces' ends.

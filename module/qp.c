@@ -147,6 +147,9 @@ static void krwq_qp_set_state_locked(struct krwq_qp *qp,
 		qp->sq_waiting = false;
 		qp->rnr_tries = 0;
 		qp->ack_tries = 0;
+		qp->wire_req.await = KRWQ_WIRE_AWAIT_NONE;
+		qp->wire_req.timed_out = false;
+		qp->wire_req.resume = false;
 		atomic_set(&qp->comm_est_sent, 0);
 	}
 	/* the receive ring takes posts and deliveries as the table says */
@@ -347,7 +350,8 @@ static int krwq_check_attr(struct krwq_qp *qp, struct ib_qp_attr *a, int mask)
 		return -EINVAL;
 	if ((mask & IB_QP_TIMEOUT) && a->timeout > 31)
 		return -EINVAL;
-	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) && a->max_rd_atomic > KRWQ_MAX_RD_ATOM)
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    a->max_rd_atomic > KRWQ_MAX_INIT_RD_ATOM)
 		return -EINVAL;
 	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
 	    a->max_dest_rd_atomic > KRWQ_MAX_RD_ATOM)
@@ -397,6 +401,7 @@ static void krwq_apply_attr(struct krwq_qp *qp, struct ib_qp_attr *a, int mask,
 	if (mask & IB_QP_SQ_PSN) {
 		q->sq_psn = a->sq_psn;
 		qp->wire_psn = a->sq_psn & KRWQ_PSN_MASK;
+		qp->wire_req.first_psn = qp->wire_psn;
 	}
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
 		q->max_rd_atomic = a->max_rd_atomic;

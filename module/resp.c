@@ -21,11 +21,13 @@
 #include <linux/ip.h>
 #include <net/checksum.h>
 #include <rdma/ib_hdrs.h>
+#include <rdma/ib_mad.h>
 #include <rdma/ib_pack.h>
 
 #include "krwq.h"
 #include "krwq_core.h"
 #include "resp.h"
+#include "tx.h"
 #include "wire.h"
 #include "trace.h"
 
@@ -1128,6 +1130,7 @@ static bool krwq_wire_op_first(u8 op)
 	case IB_OPCODE_SEND_FIRST:
 	case IB_OPCODE_SEND_ONLY:
 	case IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE:
+	case IB_OPCODE_SEND_ONLY_WITH_INVALIDATE:
 	case IB_OPCODE_RDMA_WRITE_FIRST:
 	case IB_OPCODE_RDMA_WRITE_ONLY:
 	case IB_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE:
@@ -1144,6 +1147,8 @@ static bool krwq_wire_op_last(u8 op)
 	case IB_OPCODE_SEND_LAST_WITH_IMMEDIATE:
 	case IB_OPCODE_SEND_ONLY:
 	case IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE:
+	case IB_OPCODE_SEND_LAST_WITH_INVALIDATE:
+	case IB_OPCODE_SEND_ONLY_WITH_INVALIDATE:
 	case IB_OPCODE_RDMA_WRITE_LAST:
 	case IB_OPCODE_RDMA_WRITE_LAST_WITH_IMMEDIATE:
 	case IB_OPCODE_RDMA_WRITE_ONLY:
@@ -1156,7 +1161,9 @@ static bool krwq_wire_op_last(u8 op)
 
 static bool krwq_wire_op_send(u8 op)
 {
-	return op <= IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE;
+	return op <= IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE ||
+	       op == IB_OPCODE_SEND_LAST_WITH_INVALIDATE ||
+	       op == IB_OPCODE_SEND_ONLY_WITH_INVALIDATE;
 }
 
 /*
@@ -1214,6 +1221,9 @@ static void krwq_wire_complete(struct krwq_qp *dqp,
 	if (krwq_wire_headers(pkt->opcode) & KRWQ_HDR_IMMDT) {
 		wc.wc_flags = IB_WC_WITH_IMM;
 		wc.ex.imm_data = pkt->imm;
+	} else if (krwq_wire_headers(pkt->opcode) & KRWQ_HDR_IETH) {
+		wc.wc_flags = IB_WC_WITH_INVALIDATE;
+		wc.ex.invalidate_rkey = pkt->inv_rkey;
 	}
 	rx->held = false;
 	krwq_dest_complete(dqp, &wc, pkt->se);
@@ -1370,12 +1380,19 @@ static void krwq_wire_uc_packet(struct krwq_qp *dqp,
 		rx->msg = KRWQ_WIRE_MSG_DROP;
 }
 
-/*
- * Whether a packet for connected @dqp comes from its peer's address to
- * its own: the path's destination GID and the source GID it resolved to.
+/**
+ * krwq_wire_from_peer() - whether a packet for connected @dqp comes from
+ * its peer's address to its own: the path's destination GID and the
+ * source GID it resolved to.
+ * @dqp: the QP; the caller holds its s_lock or r_lock (either keeps its
+ *       path as it is).
+ * @sgid: the packet's IP source, as a GID.
+ * @dgid: its IP destination, as a GID.
+ *
+ * Return: true when both match.
  */
-static bool krwq_wire_from_peer(struct krwq_qp *dqp, const union ib_gid *sgid,
-				const union ib_gid *dgid)
+bool krwq_wire_from_peer(struct krwq_qp *dqp, const union ib_gid *sgid,
+			 const union ib_gid *dgid)
 {
 	const struct ib_global_route *grh = rdma_ah_read_grh(&dqp->attr.ah_attr);
 
@@ -1427,9 +1444,478 @@ EXPORT_SYMBOL_IF_KUNIT(krwq_resp_wire_uc);
  */
 void krwq_resp_wire_reset(struct krwq_qp *qp)
 {
+	struct krwq_wire_rx *rx = &qp->wire_rx;
+
 	lockdep_assert_held(&qp->r_lock);
-	if (qp->wire_rx.held && qp->srq)
-		krwq_rq_flush_complete(qp, qp->wire_rx.t.wr_id);
-	qp->wire_rx.held = false;
-	qp->wire_rx.msg = KRWQ_WIRE_MSG_NONE;
+	if (rx->held && qp->srq)
+		krwq_rq_flush_complete(qp, rx->t.wr_id);
+	rx->held = false;
+	rx->msg = KRWQ_WIRE_MSG_NONE;
+	rx->msn = 0;
+	rx->nak_sent = false;
+	memset(rx->atomics, 0, sizeof(rx->atomics));
 }
+
+/* --- RC from the wire ------------------------------------------------------ */
+
+/*
+ * Builds an answer of responder @dqp's (an acknowledgment, a READ
+ * response) onto @out, which its caller sends once r_lock is released.
+ */
+static int krwq_wire_answer_pkt(struct krwq_qp *dqp, struct krwq_wire_pkt *pkt,
+				struct krwq_sge_cursor *src, u32 len,
+				struct sk_buff_head *out)
+{
+	struct krwq_tx_cb to;
+	int ret;
+
+	pkt->pkey = IB_DEFAULT_PKEY_FULL;
+	pkt->dqpn = dqp->attr.dest_qp_num;
+	pkt->msn = dqp->wire_rx.msn;
+	krwq_tx_to(&to, dqp, &dqp->route, rdma_ah_read_grh(&dqp->attr.ah_attr),
+		   dqp->attr.dest_qp_num);
+	ret = krwq_tx_build(dqp->dev, pkt, src, len, &to, out);
+	if (ret == -ENOMEM)
+		krwq_count(dqp->dev, KRWQ_STAT_WIRE_TX_DROPPED, 1);
+	return ret;
+}
+
+/* An acknowledgment of @psn with AETH @syndrome (an ACK or a NAK). */
+static void krwq_wire_ack(struct krwq_qp *dqp, u8 syndrome, u32 psn,
+			  struct sk_buff_head *out)
+{
+	struct krwq_wire_pkt pkt = {
+		.opcode = IB_OPCODE_RC_ACKNOWLEDGE,
+		.psn = psn,
+		.syndrome = syndrome,
+	};
+
+	krwq_wire_answer_pkt(dqp, &pkt, NULL, 0, out);
+}
+
+/*
+ * A request the responder cannot carry out: NAK it with @code, and the
+ * responder goes to ERR (IB 9.9.3: an invalid request, a remote access
+ * or a remote operational error ends the connection at both ends).
+ */
+static void krwq_wire_fatal(struct krwq_qp *dqp, u8 code, u32 psn,
+			    struct sk_buff_head *out)
+{
+	krwq_wire_ack(dqp, KRWQ_AETH_NAK | code, psn, out);
+	dqp->wire_rx.msg = KRWQ_WIRE_MSG_NONE;
+	krwq_qp_fail(dqp);
+}
+
+/* No receive WQE for a SEND (or a WRITE's immediate): come back later. */
+static void krwq_wire_rnr(struct krwq_qp *dqp, u32 psn,
+			  struct sk_buff_head *out)
+{
+	krwq_wire_ack(dqp, KRWQ_AETH_RNR_NAK | dqp->attr.min_rnr_timer, psn,
+		      out);
+}
+
+/*
+ * A SEND's packet into the held WQE, or a WRITE's at its address.
+ * Return: 0, or the NAK code the message fails with (the WQE completes in
+ * error where one is held).
+ */
+static int krwq_wire_rc_data(struct krwq_qp *dqp,
+			     const struct krwq_wire_pkt *pkt,
+			     const void *payload, bool send)
+{
+	struct krwq_wire_rx *rx = &dqp->wire_rx;
+	u32 len = pkt->payload_len;
+
+	if (send) {
+		if ((u64)rx->off + len >
+		    krwq_sge_total(dqp->w_sge, rx->t.num_sge)) {
+			rx->held = false;
+			krwq_dest_error(dqp, rx->t.wr_id, IB_WC_LOC_LEN_ERR);
+			return KRWQ_NAK_INVALID_REQ;
+		}
+		/* the WQE completes LOC_PROT_ERR if a region is gone */
+		return krwq_wire_send_data(dqp, payload, len) ?
+		       0 : KRWQ_NAK_REM_OP_ERR;
+	}
+	if ((u64)rx->off + len > rx->len)
+		return KRWQ_NAK_INVALID_REQ;
+	if (!krwq_wire_write_data(dqp, payload, len))
+		return KRWQ_NAK_REM_ACCESS;
+	return 0;
+}
+
+/*
+ * The packet of a SEND or RDMA WRITE with the expected PSN.  A first
+ * packet comes between messages, the others within one of their kind; a
+ * SEND takes a receive WQE at its first packet and a WRITE with
+ * immediate at its last, and without one the responder asks the
+ * requester to come back (RNR NAK) with its state kept.
+ */
+static void krwq_wire_rc_msg(struct krwq_qp *dqp,
+			     const struct krwq_wire_pkt *pkt, u8 op,
+			     const void *payload, struct sk_buff_head *out)
+{
+	struct krwq_wire_rx *rx = &dqp->wire_rx;
+	bool first = krwq_wire_op_first(op), last = krwq_wire_op_last(op);
+	bool send = krwq_wire_op_send(op);
+	u32 hdrs = krwq_wire_headers(pkt->opcode);
+	int code;
+
+	if (first ? rx->msg != KRWQ_WIRE_MSG_NONE :
+		    rx->msg != (send ? KRWQ_WIRE_MSG_SEND : KRWQ_WIRE_MSG_WRITE)) {
+		krwq_wire_fatal(dqp, KRWQ_NAK_INVALID_REQ, pkt->psn, out);
+		return;
+	}
+	if (first && !send) {
+		rx->va = pkt->va;
+		rx->rkey = pkt->rkey;
+		rx->len = pkt->dma_len;
+	}
+	/* the receive WQE, before anything is written */
+	if (!rx->held &&
+	    ((first && send) || (last && (hdrs & KRWQ_HDR_IMMDT) && !send))) {
+		enum krwq_take_outcome taken;
+
+		taken = krwq_take(dqp->w_sge, dqp, &rx->t, 0);
+		if (taken == KRWQ_TAKE_EMPTY) {
+			krwq_wire_rnr(dqp, pkt->psn, out);
+			return;
+		}
+		if (taken != KRWQ_TAKE_TAKEN) {	/* completed in error */
+			krwq_wire_fatal(dqp, KRWQ_NAK_REM_OP_ERR, pkt->psn, out);
+			return;
+		}
+		rx->held = true;
+	}
+	if (first) {
+		rx->off = 0;
+		rx->msg = send ? KRWQ_WIRE_MSG_SEND : KRWQ_WIRE_MSG_WRITE;
+	}
+	code = krwq_wire_rc_data(dqp, pkt, payload, send);
+	if (!code && last && !send && rx->off != rx->len)
+		code = KRWQ_NAK_INVALID_REQ;	/* shorter than its RETH */
+	if (code && !send && rx->held && last && (hdrs & KRWQ_HDR_IMMDT)) {
+		rx->held = false;
+		krwq_dest_error(dqp, rx->t.wr_id, IB_WC_LOC_PROT_ERR);
+	}
+	if (!code && (hdrs & KRWQ_HDR_IETH) &&
+	    krwq_mr_invalidate(dqp->dev, dqp->ibqp.pd, pkt->inv_rkey, NULL, 0)) {
+		rx->held = false;
+		krwq_dest_error(dqp, rx->t.wr_id, IB_WC_LOC_PROT_ERR);
+		code = KRWQ_NAK_INVALID_REQ;
+	}
+	if (code) {
+		krwq_wire_fatal(dqp, code, pkt->psn, out);
+		return;
+	}
+	rx->epsn = krwq_psn_add(pkt->psn, 1);
+	if (last) {
+		rx->msg = KRWQ_WIRE_MSG_NONE;
+		rx->msn = krwq_psn_add(rx->msn, 1);
+		if (send)
+			krwq_wire_complete(dqp, pkt, IB_WC_RECV, rx->off);
+		else if (hdrs & KRWQ_HDR_IMMDT)
+			krwq_wire_complete(dqp, pkt, IB_WC_RECV_RDMA_WITH_IMM,
+					   rx->len);
+	}
+	if (pkt->ack_req)
+		krwq_wire_ack(dqp, KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
+			      pkt->psn, out);
+}
+
+/**
+ * struct krwq_wire_read - an RDMA READ's responses to send, taken down
+ * under the responder's r_lock and built once it is released.
+ * @mr: the region read, held; NULL for a READ of 0 bytes.
+ * @rkey: its R_Key.
+ * @va: where the READ starts.
+ * @len: its length.
+ * @psn: the PSN of its first response.
+ * @mtu: the path MTU the responses are cut at.
+ * @msn: the MSN their AETHs carry.
+ * @dqpn: the requester's QP.
+ * @to: where the responses go.
+ */
+struct krwq_wire_read {
+	struct krwq_mr *mr;
+	u32 rkey;
+	u64 va;
+	u32 len, psn, mtu, msn, dqpn;
+	struct krwq_tx_cb to;
+};
+
+/*
+ * An RDMA READ request: its responses, of the path MTU, from the request's
+ * PSN on, the first and last with an AETH, are sent once r_lock is
+ * released (krwq_wire_read_send(), from @job).  @fresh: the expected PSN,
+ * which the responses then move past; else a duplicate (its responses
+ * were lost), read again as it asks, nothing else changed.  Return: true
+ * when @job holds responses to send.
+ */
+static bool krwq_wire_rc_read(struct krwq_qp *dqp,
+			      const struct krwq_wire_pkt *pkt, bool fresh,
+			      struct sk_buff_head *out, struct krwq_wire_read *job)
+{
+	struct krwq_wire_rx *rx = &dqp->wire_rx;
+	u32 mtu = min_t(u32, ib_mtu_enum_to_int(dqp->attr.path_mtu),
+			krwq_port_mtu_bytes(dqp->dev));
+	struct krwq_mr *mr = NULL;
+	u32 n;
+
+	if ((fresh && rx->msg != KRWQ_WIRE_MSG_NONE) ||
+	    !dqp->attr.max_dest_rd_atomic || pkt->dma_len > KRWQ_MAX_MSG_SIZE) {
+		krwq_wire_fatal(dqp, KRWQ_NAK_INVALID_REQ, pkt->psn, out);
+		return false;
+	}
+	if (pkt->dma_len && (dqp->attr.qp_access_flags & IB_ACCESS_REMOTE_READ))
+		mr = krwq_mr_get(dqp->dev, dqp->ibqp.pd, pkt->rkey,
+				 IB_ACCESS_REMOTE_READ, pkt->va, pkt->dma_len);
+	if (pkt->dma_len && !mr) {
+		krwq_wire_fatal(dqp, KRWQ_NAK_REM_ACCESS, pkt->psn, out);
+		return false;
+	}
+	n = max_t(u32, 1, DIV_ROUND_UP(pkt->dma_len, mtu));
+	if (fresh) {
+		rx->epsn = krwq_psn_add(pkt->psn, n);
+		rx->msn = krwq_psn_add(rx->msn, 1);
+	}
+	*job = (struct krwq_wire_read) {
+		.mr = mr, .rkey = pkt->rkey, .va = pkt->va, .len = pkt->dma_len,
+		.psn = pkt->psn,
+		.mtu = mtu, .msn = rx->msn, .dqpn = dqp->attr.dest_qp_num,
+	};
+	krwq_tx_to(&job->to, dqp, &dqp->route,
+		   rdma_ah_read_grh(&dqp->attr.ah_attr), dqp->attr.dest_qp_num);
+	return true;
+}
+
+/* Responses go out in batches of this many bytes, each sent as built. */
+#define KRWQ_WIRE_READ_BATCH	SZ_16K
+
+/*
+ * Builds and sends an RDMA READ's responses (krwq_wire_rc_read()), with no
+ * krwq lock held, a batch at a time; drops the region's hold.  A region
+ * revoked part way stops them: the requester asks again, and is refused.
+ */
+static void krwq_wire_read_send(struct krwq_qp *dqp,
+				struct krwq_wire_read *job)
+{
+	u32 n = max_t(u32, 1, DIV_ROUND_UP(job->len, job->mtu)), i, off = 0;
+	struct ib_sge rsge = {
+		.addr = job->va, .length = job->len,
+		.lkey = job->rkey,
+	};
+	struct krwq_sge_cursor src;
+	struct sk_buff_head batch;
+	u32 batched = 0;
+
+	__skb_queue_head_init(&batch);
+	krwq_cursor_init(&src, &rsge, 1, &job->mr);
+	for (i = 0; i < n; i++) {
+		u32 len = min(job->mtu, job->len - off);
+		struct krwq_wire_pkt resp = {
+			.opcode = n == 1 ? IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY :
+				  !i ? IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST :
+				  i == n - 1 ? IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
+				  IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE,
+			.pkey = IB_DEFAULT_PKEY_FULL,
+			.dqpn = job->dqpn,
+			.psn = krwq_psn_add(job->psn, i),
+			.syndrome = KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
+			.msn = job->msn,
+		};
+		int ret = krwq_tx_build(dqp->dev, &resp, &src, len, &job->to,
+					&batch);
+
+		if (ret == -ENOMEM)
+			krwq_count(dqp->dev, KRWQ_STAT_WIRE_TX_DROPPED, 1);
+		if (ret)
+			break;
+		off += len;
+		batched += len;
+		if (batched >= KRWQ_WIRE_READ_BATCH) {
+			krwq_tx_xmit(dqp->dev, &batch, 0);
+			batched = 0;
+		}
+	}
+	krwq_tx_xmit(dqp->dev, &batch, 0);
+	if (job->mr)
+		krwq_mr_put(job->mr);
+}
+
+/* An atomic acknowledgment of @psn, carrying the value before. */
+static void krwq_wire_atomic_ack(struct krwq_qp *dqp, u32 psn, u64 orig,
+				 struct sk_buff_head *out)
+{
+	struct krwq_wire_pkt pkt = {
+		.opcode = IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE,
+		.psn = psn,
+		.syndrome = KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
+		.orig = orig,
+	};
+
+	krwq_wire_answer_pkt(dqp, &pkt, NULL, 0, out);
+}
+
+/*
+ * A compare-and-swap or fetch-and-add with the expected PSN, on 8 aligned
+ * bytes of the responder's memory; its result is kept for a duplicate.
+ */
+static void krwq_wire_rc_atomic(struct krwq_qp *dqp,
+				const struct krwq_wire_pkt *pkt,
+				struct sk_buff_head *out)
+{
+	struct krwq_wire_rx *rx = &dqp->wire_rx;
+	bool cmp_swap = krwq_wire_op(pkt) == IB_OPCODE_COMPARE_SWAP;
+	struct krwq_mr *mr = NULL;
+	u64 orig;
+	int ret;
+
+	if (rx->msg != KRWQ_WIRE_MSG_NONE || !dqp->attr.max_dest_rd_atomic ||
+	    !IS_ALIGNED(pkt->va, sizeof(u64))) {
+		krwq_wire_fatal(dqp, KRWQ_NAK_INVALID_REQ, pkt->psn, out);
+		return;
+	}
+	if (dqp->attr.qp_access_flags & IB_ACCESS_REMOTE_ATOMIC)
+		mr = krwq_mr_get(dqp->dev, dqp->ibqp.pd, pkt->rkey,
+				 IB_ACCESS_REMOTE_ATOMIC, pkt->va, sizeof(u64));
+	if (!mr) {
+		krwq_wire_fatal(dqp, KRWQ_NAK_REM_ACCESS, pkt->psn, out);
+		return;
+	}
+	ret = krwq_mr_atomic(mr, pkt->va, cmp_swap,
+			     cmp_swap ? pkt->compare : pkt->swap_add,
+			     pkt->swap_add, &orig);
+	krwq_mr_put(mr);
+	if (ret) {
+		krwq_wire_fatal(dqp, KRWQ_NAK_INVALID_REQ, pkt->psn, out);
+		return;
+	}
+	rx->atomics[rx->atomic_next].psn = pkt->psn;
+	rx->atomics[rx->atomic_next].orig = orig;
+	rx->atomics[rx->atomic_next].valid = true;
+	rx->atomic_next = (rx->atomic_next + 1) % ARRAY_SIZE(rx->atomics);
+	rx->epsn = krwq_psn_add(pkt->psn, 1);
+	rx->msn = krwq_psn_add(rx->msn, 1);
+	krwq_wire_atomic_ack(dqp, pkt->psn, orig, out);
+}
+
+/*
+ * A packet before the expected PSN: the requester sends again what it
+ * sent, its answer lost.  A SEND's or WRITE's packet is not delivered
+ * twice: the one that asks is acknowledged again, up to the last PSN
+ * taken.  A READ is read again; an atomic's saved result is sent again,
+ * never a second operation (one too old to be kept gets no answer).
+ */
+static bool krwq_wire_rc_duplicate(struct krwq_qp *dqp,
+				   const struct krwq_wire_pkt *pkt, u8 op,
+				   struct sk_buff_head *out,
+				   struct krwq_wire_read *job)
+{
+	struct krwq_wire_rx *rx = &dqp->wire_rx;
+	unsigned int i;
+
+	if (op == IB_OPCODE_RDMA_READ_REQUEST)
+		return krwq_wire_rc_read(dqp, pkt, false, out, job);
+	if (op == IB_OPCODE_COMPARE_SWAP || op == IB_OPCODE_FETCH_ADD) {
+		for (i = 0; i < ARRAY_SIZE(rx->atomics); i++)
+			if (rx->atomics[i].valid && rx->atomics[i].psn == pkt->psn)
+				krwq_wire_atomic_ack(dqp, pkt->psn,
+						     rx->atomics[i].orig, out);
+		return false;
+	}
+	if (pkt->ack_req)
+		krwq_wire_ack(dqp, KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
+			      krwq_psn_add(rx->epsn, KRWQ_PSN_MASK), out);
+	return false;
+}
+
+/*
+ * One RC request packet into @dqp (r_lock held, may receive).  Return:
+ * true when @job holds READ responses to send once r_lock is released.
+ */
+static bool krwq_wire_rc_packet(struct krwq_qp *dqp,
+				const struct krwq_wire_pkt *pkt,
+				const void *payload, struct sk_buff_head *out,
+				struct krwq_wire_read *job)
+{
+	struct krwq_wire_rx *rx = &dqp->wire_rx;
+	s32 ahead = krwq_psn_diff(pkt->psn, rx->epsn);
+	u8 op = krwq_wire_op(pkt);
+
+	if (ahead > 0) {
+		/*
+		 * packets before it were lost: ask for them, once.  The NAK
+		 * acknowledges every PSN before the expected one; an ACK of
+		 * them goes first, so that a requester that resends from the
+		 * first WQE it has not seen acknowledged (rxe does) finds
+		 * that WQE to be the one the NAK names
+		 */
+		if (!rx->nak_sent) {
+			krwq_wire_ack(dqp, KRWQ_AETH_ACK |
+				      KRWQ_AETH_CREDITS_UNLIMITED,
+				      krwq_psn_add(rx->epsn, KRWQ_PSN_MASK), out);
+			krwq_wire_ack(dqp, KRWQ_AETH_NAK | KRWQ_NAK_PSN_SEQ_ERR,
+				      rx->epsn, out);
+		}
+		rx->nak_sent = true;
+		return false;
+	}
+	if (ahead < 0)
+		return krwq_wire_rc_duplicate(dqp, pkt, op, out, job);
+	rx->nak_sent = false;
+	if (op == IB_OPCODE_RDMA_READ_REQUEST)
+		return krwq_wire_rc_read(dqp, pkt, true, out, job);
+	if (op == IB_OPCODE_COMPARE_SWAP || op == IB_OPCODE_FETCH_ADD)
+		krwq_wire_rc_atomic(dqp, pkt, out);
+	else
+		krwq_wire_rc_msg(dqp, pkt, op, payload, out);
+	return false;
+}
+
+/**
+ * krwq_resp_wire_rc() - one RC request packet from the wire for responder
+ * @dqp, in PSN order: SEND and RDMA WRITE packets are delivered as UC's
+ * are (krwq_resp_wire_uc()) and acknowledged when they ask; an RDMA READ
+ * is answered with its responses and an atomic with its result.  A packet
+ * past the expected PSN gets one PSN sequence error NAK; one before it is
+ * a duplicate (krwq_wire_rc_duplicate()).  No receive WQE for a SEND: an
+ * RNR NAK with the QP's min_rnr_timer.  A request the responder cannot
+ * carry out is NAKed (invalid request, remote access or operational
+ * error) and the responder goes to ERR.
+ * @dqp: the QP its BTH names, held by the caller.
+ * @pkt: the packet's transport headers, checked (net.c).
+ * @sgid: the packet's IP source, as a GID.
+ * @dgid: its IP destination, as a GID.
+ * @payload: pkt->payload_len bytes.
+ *
+ * Answers are built under r_lock and sent once it is released; a READ's
+ * responses are built after, a batch at a time, with no lock held.  A
+ * READ longer than KRWQ_MAX_MSG_SIZE is an invalid request.  A packet
+ * from anyone but the QP's peer, or for a QP that cannot receive, is
+ * dropped and counted in wire_rx_dropped.
+ *
+ * Context: softirq; takes dqp->r_lock.
+ */
+void krwq_resp_wire_rc(struct krwq_qp *dqp, const struct krwq_wire_pkt *pkt,
+		       const union ib_gid *sgid, const union ib_gid *dgid,
+		       const void *payload)
+{
+	struct krwq_wire_read job;
+	struct sk_buff_head out;
+	unsigned long flags;
+	bool read = false;
+
+	__skb_queue_head_init(&out);
+	spin_lock_irqsave(&dqp->r_lock, flags);
+	if (dqp->ibqp.qp_type == IB_QPT_RC && !dqp->err_pending &&
+	    krwq_wire_from_peer(dqp, sgid, dgid) && krwq_can_receive(dqp))
+		read = krwq_wire_rc_packet(dqp, pkt, payload, &out, &job);
+	else
+		krwq_count(dqp->dev, KRWQ_STAT_WIRE_RX_DROPPED, 1);
+	spin_unlock_irqrestore(&dqp->r_lock, flags);
+	krwq_tx_xmit(dqp->dev, &out, flags);
+	if (read)
+		krwq_wire_read_send(dqp, &job);
+}
+EXPORT_SYMBOL_IF_KUNIT(krwq_resp_wire_rc);

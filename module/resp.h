@@ -58,6 +58,7 @@ struct krwq_outcome {
 	u8 min_rnr_timer;		/* the responder's, when rnr */
 	bool no_ack;			/* RC, nobody answered: retry later */
 	bool lost;			/* the destination was reset mid-copy */
+	bool awaits;			/* RC on the wire: sent, the answer due */
 };
 
 static inline bool krwq_is_atomic(enum ib_wr_opcode op)
@@ -96,10 +97,21 @@ void krwq_resp_wire_ud(struct krwq_qp *dqp, const struct krwq_wire_pkt *pkt,
 void krwq_resp_wire_uc(struct krwq_qp *dqp, const struct krwq_wire_pkt *pkt,
 		       const union ib_gid *sgid, const union ib_gid *dgid,
 		       const void *payload);
+void krwq_resp_wire_rc(struct krwq_qp *dqp, const struct krwq_wire_pkt *pkt,
+		       const union ib_gid *sgid, const union ib_gid *dgid,
+		       const void *payload);
 void krwq_resp_wire_reset(struct krwq_qp *qp);
+bool krwq_wire_from_peer(struct krwq_qp *dqp, const union ib_gid *sgid,
+			 const union ib_gid *dgid);
+void krwq_wire_answer(struct krwq_qp *qp, const struct krwq_wire_pkt *pkt,
+		      const union ib_gid *sgid, const union ib_gid *dgid,
+		      const void *payload);
 
 /* wire_req.c: the requester's side of the wire */
 enum ib_wc_status krwq_wire_send_ud(struct krwq_qp *sqp, struct krwq_swqe *w);
 enum ib_wc_status krwq_wire_send_uc(struct krwq_qp *sqp, struct krwq_swqe *w);
+enum ib_wc_status krwq_wire_send_rc(struct krwq_qp *sqp, struct krwq_swqe *w);
+void krwq_wire_read_rest(struct krwq_qp *sqp, struct krwq_swqe *w,
+			 struct sk_buff_head *out);
 
 #endif /* KRWQ_RESP_H */

@@ -128,6 +128,9 @@ enum krwq_wire_hdr {
 #define KRWQ_AETH_RNR_NAK	0x20
 #define KRWQ_AETH_NAK		0x60
 #define KRWQ_AETH_TYPE_MASK	0x60
+#define KRWQ_AETH_VALUE_MASK	0x1f
+/* an ACK's credit count that means "no limit": krwq does no flow control */
+#define KRWQ_AETH_CREDITS_UNLIMITED	0x1f
 #define KRWQ_NAK_PSN_SEQ_ERR	0x00
 #define KRWQ_NAK_INVALID_REQ	0x01
 #define KRWQ_NAK_REM_ACCESS	0x02

@@ -14,6 +14,24 @@
 #include "tx.h"
 #include "wire.h"
 
+/**
+ * krwq_wire_reaches() - whether a send of @dev's to @route goes on the wire.
+ * @dev: the sending device.
+ * @route: where the address vector leads (krwq_fabric_route()).
+ *
+ * Context: any.
+ * Return: true when no krwq device in the sender's namespace holds the
+ * address, the device has the wire, and the address is a RoCE v2 one (v1
+ * is no IP packet).
+ */
+bool krwq_wire_reaches(const struct krwq_dev *dev,
+		       const struct krwq_route *route)
+{
+	return route->dest == KRWQ_NO_DEST && dev->wire &&
+	       (route->net_type == RDMA_NETWORK_IPV4 ||
+		route->net_type == RDMA_NETWORK_IPV6);
+}
+
 /*
  * Builds the next packet of a run of @sqp's send queue (tx.c) and queues
  * it on the run's list: it takes the next PSN whatever becomes of it, and
@@ -34,7 +52,7 @@ static int krwq_wire_packet(struct krwq_qp *sqp, struct krwq_wire_pkt *pkt,
  * krwq_wire_send_ud() - put a UD send WQE on the wire: one packet, queued
  * on the run's list for krwq_tx_xmit(), which routes it.
  * @sqp: the sender; the caller holds its s_lock, in a run (sqp->run).
- * @w: the WQE, whose route krwq_net_reaches().
+ * @w: the WQE, whose route krwq_wire_reaches().
  *
  * A datagram that cannot be sent is dropped and counted, in ud_dropped
  * (no memory) or wire_tx_dropped (no route, or the IP stack refused it);
@@ -74,32 +92,113 @@ enum ib_wc_status krwq_wire_send_ud(struct krwq_qp *sqp, struct krwq_swqe *w)
 	return ret == -EFAULT ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 }
 
+/* The path MTU of a connected QP's packets, or the port's if smaller. */
+static u32 krwq_wire_mtu(struct krwq_qp *qp)
+{
+	return min_t(u32, ib_mtu_enum_to_int(qp->attr.path_mtu),
+		     krwq_port_mtu_bytes(qp->dev));
+}
+
 /*
- * The UC opcode of a send WQE's packet: the first, a middle one, the last,
- * or the only one of its message.
+ * The opcode of a SEND's or RDMA WRITE's packet in transport @class
+ * (IB_OPCODE_RC or IB_OPCODE_UC): the first, a middle one, the last, or
+ * the only one of its message.
  */
-static u8 krwq_wire_uc_opcode(enum ib_wr_opcode op, bool first, bool last)
+static u8 krwq_wire_opcode(u8 class, enum ib_wr_opcode op, bool first,
+			   bool last)
 {
 	bool write = op == IB_WR_RDMA_WRITE || op == IB_WR_RDMA_WRITE_WITH_IMM;
 	bool imm = op == IB_WR_SEND_WITH_IMM || op == IB_WR_RDMA_WRITE_WITH_IMM;
+	bool inv = op == IB_WR_SEND_WITH_INV;
 	u8 code;
 
 	if (first && last)
 		code = write ? (imm ? IB_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE :
 				      IB_OPCODE_RDMA_WRITE_ONLY) :
-			       (imm ? IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE :
-				      IB_OPCODE_SEND_ONLY);
+		       imm ? IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE :
+		       inv ? IB_OPCODE_SEND_ONLY_WITH_INVALIDATE :
+			     IB_OPCODE_SEND_ONLY;
 	else if (first)
 		code = write ? IB_OPCODE_RDMA_WRITE_FIRST : IB_OPCODE_SEND_FIRST;
 	else if (last)
 		code = write ? (imm ? IB_OPCODE_RDMA_WRITE_LAST_WITH_IMMEDIATE :
 				      IB_OPCODE_RDMA_WRITE_LAST) :
-			       (imm ? IB_OPCODE_SEND_LAST_WITH_IMMEDIATE :
-				      IB_OPCODE_SEND_LAST);
+		       imm ? IB_OPCODE_SEND_LAST_WITH_IMMEDIATE :
+		       inv ? IB_OPCODE_SEND_LAST_WITH_INVALIDATE :
+			     IB_OPCODE_SEND_LAST;
 	else
 		code = write ? IB_OPCODE_RDMA_WRITE_MIDDLE :
 			       IB_OPCODE_SEND_MIDDLE;
-	return IB_OPCODE_UC | code;
+	return class | code;
+}
+
+/*
+ * A SEND or RDMA WRITE WQE of connected @sqp's, in @class, cut into
+ * packets of the path MTU, each with the next PSN, from packet @skip on
+ * (a resend from where the responder stopped); the last asks for an
+ * acknowledgment.  A long message lets interrupts in between packets
+ * (and UC's packets built so far go out then).  Return: 0, -ENOMEM (the
+ * rest of the message is not built), or -EFAULT (the payload's regions
+ * do not check out).
+ */
+static int krwq_wire_send_msg(struct krwq_qp *sqp, struct krwq_swqe *w,
+			      u8 class, u32 skip)
+{
+	u32 mtu = krwq_wire_mtu(sqp);
+	struct krwq_sge_cursor src;
+	struct krwq_tx_cb to;
+	u32 off = min_t(u64, (u64)skip * mtu, w->length);
+	int ret = 0;
+
+	if (!krwq_src_get(sqp, w, 0))
+		return -EFAULT;
+	krwq_src_cursor(sqp, w, &src);
+	if (off && krwq_write(&src, NULL, off)) {
+		krwq_src_put(sqp, w);
+		return -EFAULT;
+	}
+	sqp->wire_psn = krwq_psn_add(sqp->wire_psn, skip);
+	krwq_tx_to(&to, sqp, &sqp->route,
+		   rdma_ah_read_grh(&sqp->attr.ah_attr),
+		   sqp->attr.dest_qp_num);
+	do {
+		u32 n = min(mtu, w->length - off);
+		bool last = off + n == w->length;
+		struct krwq_wire_pkt pkt = {
+			.opcode = krwq_wire_opcode(class, w->opcode, !off, last),
+			.se = last && (w->send_flags & IB_SEND_SOLICITED),
+			.ack_req = last,
+			.pkey = IB_DEFAULT_PKEY_FULL,
+			.dqpn = sqp->attr.dest_qp_num,
+			.va = w->remote_addr,
+			.rkey = w->rkey,
+			.dma_len = w->length,
+			.imm = w->imm_data,
+			.inv_rkey = w->rkey,
+		};
+
+		if (sqp->run->section + n > KRWQ_IRQOFF_BYTES &&
+		    krwq_run_unlock_for_irqs(sqp)) {
+			/*
+			 * UC's packets built so far go out meanwhile; RC's
+			 * wait for the message's end, since an answer to
+			 * them (an RNR or sequence NAK) would find nothing
+			 * waiting for it yet
+			 */
+			if (class == IB_OPCODE_UC)
+				krwq_tx_xmit(sqp->dev, sqp->run->tx,
+					     *sqp->run->flags);
+			krwq_run_relock(sqp);
+		}
+		ret = krwq_wire_packet(sqp, &pkt, &src, n, &to);
+		if (ret)
+			break;
+		off += n;
+	} while (off < w->length);
+	krwq_src_put(sqp, w);
+	if (ret == -ENOMEM)
+		krwq_count(sqp->dev, KRWQ_STAT_WIRE_TX_DROPPED, 1);
+	return ret;
 }
 
 /**
@@ -108,7 +207,7 @@ static u8 krwq_wire_uc_opcode(enum ib_wr_opcode op, bool first, bool last)
  * next PSN, queued on the run's list for krwq_tx_xmit().
  * @sqp: the sender; the caller holds its s_lock, in a run (sqp->run).
  * @w: the WQE, a SEND, SEND with immediate, or RDMA WRITE with or without
- *     immediate; the QP's route krwq_net_reaches().
+ *     immediate; the QP's route krwq_wire_reaches().
  *
  * A long message lets interrupts in between packets, and the packets
  * queued so far go out then (krwq_run_unlock_for_irqs()).  UC has no
@@ -122,48 +221,118 @@ static u8 krwq_wire_uc_opcode(enum ib_wr_opcode op, bool first, bool last)
  */
 enum ib_wc_status krwq_wire_send_uc(struct krwq_qp *sqp, struct krwq_swqe *w)
 {
-	u32 mtu = min_t(u32, ib_mtu_enum_to_int(sqp->attr.path_mtu),
-			krwq_port_mtu_bytes(sqp->dev));
-	struct krwq_sge_cursor src;
-	struct krwq_tx_cb to;
-	u32 off = 0;
-	int ret = 0;
-
 	if (w->opcode == IB_WR_SEND_WITH_INV)
 		return IB_WC_LOC_QP_OP_ERR;
-	if (!krwq_src_get(sqp, w, 0))
-		return IB_WC_LOC_PROT_ERR;
-	krwq_src_cursor(sqp, w, &src);
+	return krwq_wire_send_msg(sqp, w, IB_OPCODE_UC, 0) == -EFAULT ?
+	       IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
+}
+
+/*
+ * An RDMA READ or atomic request: one packet, whose PSN is the first of
+ * as many as the answer has packets (a READ's responses, of the path
+ * MTU; an atomic's one acknowledgment).
+ */
+static int krwq_wire_send_request(struct krwq_qp *sqp, struct krwq_swqe *w)
+{
+	bool read = w->opcode == IB_WR_RDMA_READ;
+	u32 answers = read ? max_t(u32, 1, DIV_ROUND_UP(w->length,
+							 krwq_wire_mtu(sqp))) : 1;
+	struct krwq_wire_pkt pkt = {
+		.opcode = read ? IB_OPCODE_RC_RDMA_READ_REQUEST :
+			  w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
+			  IB_OPCODE_RC_COMPARE_SWAP : IB_OPCODE_RC_FETCH_ADD,
+		.ack_req = true,
+		.pkey = IB_DEFAULT_PKEY_FULL,
+		.dqpn = sqp->attr.dest_qp_num,
+		.va = w->remote_addr,
+		.rkey = w->rkey,
+		.dma_len = w->length,
+		/* compare and swap: swap_add swaps; fetch and add: it adds */
+		.swap_add = w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
+			    w->atomic.swap : w->atomic.compare_add,
+		.compare = w->atomic.compare_add,
+	};
+	struct krwq_tx_cb to;
+	int ret;
+
 	krwq_tx_to(&to, sqp, &sqp->route,
 		   rdma_ah_read_grh(&sqp->attr.ah_attr),
 		   sqp->attr.dest_qp_num);
-	do {
-		u32 n = min(mtu, w->length - off);
-		bool last = off + n == w->length;
-		struct krwq_wire_pkt pkt = {
-			.opcode = krwq_wire_uc_opcode(w->opcode, !off, last),
-			.se = last && (w->send_flags & IB_SEND_SOLICITED),
-			.pkey = IB_DEFAULT_PKEY_FULL,
-			.dqpn = sqp->attr.dest_qp_num,
-			.va = w->remote_addr,
-			.rkey = w->rkey,
-			.dma_len = w->length,
-			.imm = w->imm_data,
-		};
+	ret = krwq_wire_packet(sqp, &pkt, NULL, 0, &to);
+	/* the answer's PSNs are the request's */
+	sqp->wire_psn = krwq_psn_add(sqp->wire_psn, answers - 1);
+	return ret;
+}
 
-		if (sqp->run->section + n > KRWQ_IRQOFF_BYTES &&
-		    krwq_run_unlock_for_irqs(sqp)) {
-			/* the packets built so far go out meanwhile */
-			krwq_tx_xmit(sqp->dev, sqp->run->tx, *sqp->run->flags);
-			krwq_run_relock(sqp);
-		}
-		ret = krwq_wire_packet(sqp, &pkt, &src, n, &to);
-		if (ret)
-			break;
-		off += n;
-	} while (off < w->length);
-	krwq_src_put(sqp, w);
-	if (ret == -ENOMEM)
+/**
+ * krwq_wire_send_rc() - put an RC send WQE on the wire, from the first PSN
+ * it was given (a resend keeps its PSNs; after a PSN sequence error NAK a
+ * SEND's or WRITE's starts at the PSN it named), and say which PSN's
+ * answer completes it (qp->wire_req).
+ * @sqp: the sender; the caller holds its s_lock, in a run (sqp->run).
+ * @w: the WQE at sq_tail; the QP's route krwq_wire_reaches().
+ *
+ * A SEND (with immediate or invalidate) or an RDMA WRITE goes in packets
+ * of the path MTU, the last asking for an acknowledgment; an RDMA READ or
+ * an atomic in one request packet.  The caller then waits for the answer
+ * (send.c).  A packet that cannot be built for want of memory is as one
+ * lost on the way: the answer does not come, and the WQE is sent again.
+ *
+ * Return: IB_WC_SUCCESS, or IB_WC_LOC_PROT_ERR when the payload's regions
+ * do not check out.
+ */
+enum ib_wc_status krwq_wire_send_rc(struct krwq_qp *sqp, struct krwq_swqe *w)
+{
+	struct krwq_wire_req *req = &sqp->wire_req;
+	u32 skip = 0;
+	int ret;
+
+	if (req->resume && !krwq_is_rd_atomic(w->opcode))
+		skip = krwq_psn_diff(req->resume_psn, req->first_psn);
+	req->resume = false;
+	sqp->wire_psn = req->first_psn;
+	if (krwq_is_rd_atomic(w->opcode))
+		ret = krwq_wire_send_request(sqp, w);
+	else
+		ret = krwq_wire_send_msg(sqp, w, IB_OPCODE_RC, skip);
+	if (ret == -EFAULT)
+		return IB_WC_LOC_PROT_ERR;
+	req->last_psn = krwq_psn_add(sqp->wire_psn, KRWQ_PSN_MASK);
+	req->next_resp = req->first_psn;
+	req->read_off = 0;
+	req->read_gap = false;
+	return IB_WC_SUCCESS;
+}
+
+/**
+ * krwq_wire_read_rest() - ask again for what is left of the RDMA READ at
+ * sq_tail, from the response expected next: a response came past it, so
+ * that one was lost or is late.  The responder takes the request as a
+ * duplicate and reads again from its address; the responses before it,
+ * already in place, are not asked for again.
+ * @sqp: the requester; the caller holds its s_lock.
+ * @w: the READ at sq_tail.
+ * @out: the caller's, sent with krwq_tx_xmit() once s_lock is released.
+ */
+void krwq_wire_read_rest(struct krwq_qp *sqp, struct krwq_swqe *w,
+			 struct sk_buff_head *out)
+{
+	struct krwq_wire_req *req = &sqp->wire_req;
+	struct krwq_wire_pkt pkt = {
+		.opcode = IB_OPCODE_RC_RDMA_READ_REQUEST,
+		.ack_req = true,
+		.pkey = IB_DEFAULT_PKEY_FULL,
+		.dqpn = sqp->attr.dest_qp_num,
+		.psn = req->next_resp,
+		.va = w->remote_addr + req->read_off,
+		.rkey = w->rkey,
+		.dma_len = w->length - req->read_off,
+	};
+	struct krwq_tx_cb to;
+
+	krwq_tx_to(&to, sqp, &sqp->route,
+		   rdma_ah_read_grh(&sqp->attr.ah_attr),
+		   sqp->attr.dest_qp_num);
+	if (krwq_tx_build(sqp->dev, &pkt, NULL, 0, &to, out) == -ENOMEM)
 		krwq_count(sqp->dev, KRWQ_STAT_WIRE_TX_DROPPED, 1);
-	return ret == -EFAULT ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 }

@@ -12,6 +12,9 @@
 #                            krwqw1 on vab  <--veth-->  krwqw2 on vba
 #                            198.18.1.1                 198.18.1.2
 #
+#  - each CPU takes the packets a veth hands it: rxe's RC streams reach
+#    krwq's responder reordered, and its PSN sequence NAKs have rxe
+#    resend (ib_write_bw and ib_send_bw from rxe0);
 #  - rdma_rxe holds UDP port 4791 in the initial namespace, so a krwq
 #    device there is refused, with a message, and nothing is left of it;
 #  - UD through the wire, data checked: ibv_ud_pingpong krwq <-> rxe both
@@ -19,6 +22,10 @@
 #  - UC through the wire, messages of several packets: ibv_uc_pingpong
 #    (data checked) and ib_write_bw -c UC, krwq <-> rxe both ways, and
 #    krwq <-> krwq;
+#  - RC through the wire: ibv_rc_pingpong (data checked), ib_write_bw,
+#    ib_send_bw, ib_read_bw and ib_atomic_bw krwq <-> rxe, rping (data
+#    checked) krwq <-> rxe and krwq <-> krwq; then krwq <-> krwq through
+#    netem's loss, duplication and reordering;
 #    udaddy (rdma_cm: SIDR over QP1, then UD) krwq <-> rxe;
 #  - krwqw0 to itself, in one namespace, goes through the fabric: not a
 #    packet;
@@ -51,8 +58,8 @@ listening_in() {
 }
 
 # pingpong_pair T NAME SNS SDEV SADDR CNS CDEV CADDR [HADDR]:
-# ibv_T_pingpong (ud: 512-byte datagrams; uc: 4 KiB messages, four packets
-# each at the path MTU of 1024), data checked, the server on SDEV in SNS,
+# ibv_T_pingpong (ud: 512-byte datagrams; uc, rc: 4 KiB messages, four
+# packets each at the path MTU of 1024), data checked, the server on SDEV in SNS,
 # the client on CDEV in CNS; each side names its own GID by its address,
 # and the client reaches the server's TCP handshake at HADDR (default
 # SADDR; the pingpong's server listens on IPv4 only)
@@ -60,7 +67,7 @@ pingpong_pair() {
 	pp_t=$1
 	shift
 	pp_size=512
-	[ "$pp_t" = uc ] && pp_size=4096
+	[ "$pp_t" != ud ] && pp_size=4096
 	port=$((port + 1))
 	sg=$(gid_index "$3" "$4") && cg=$(gid_index "$6" "$7")
 	if [ -z "$sg" ] || [ -z "$cg" ]; then
@@ -81,28 +88,49 @@ pingpong_pair() {
 	report $? "$1"
 }
 
-# perf_pair NAME TEST CONN SNS SDEV SADDR CNS CDEV CADDR: perftest's
-# TEST (ib_write_bw ...) over CONN (UC ...), 200 messages of 16 KiB
-# (16 packets each), the server on SDEV in SNS, the client on CDEV in CNS
-# reaching its handshake at SADDR
+# perf_pair NAME "TEST ARGS" SNS SDEV SADDR CNS CDEV CADDR: perftest's
+# TEST (ib_write_bw ...) with ARGS (-c UC -s 16384 ...), 200 iterations,
+# the server on SDEV in SNS, the client on CDEV in CNS reaching its
+# handshake at SADDR; both must end well and the client report its line
 perf_pair() {
 	port=$((port + 1))
-	sg=$(gid_index "$5" "$6") && cg=$(gid_index "$8" "$9")
+	sg=$(gid_index "$4" "$5") && cg=$(gid_index "$7" "$8")
 	if [ -z "$sg" ] || [ -z "$cg" ]; then
-		report 1 "$1" "no GID for $6 on $5 or for $9 on $8"
+		report 1 "$1" "no GID for $5 on $4 or for $8 on $7"
 		return
 	fi
-	in_ns "$4" timeout 120 "$2" -d "$5" -x "$sg" -c "$3" -n 200 -s 16384 \
-		-p $port > /tmp/server.log 2>&1 &
+	# shellcheck disable=SC2086 # TEST ARGS is a command line
+	in_ns "$3" timeout 120 $2 -d "$4" -x "$sg" -n 200 -p $port \
+		> /tmp/server.log 2>&1 &
 	pf_s=$!
-	wait_for 60 listening_in "$4" $port
-	in_ns "$7" timeout 60 "$2" -d "$8" -x "$cg" -c "$3" -n 200 -s 16384 \
-		-p $port "$6" > $log 2>&1
+	wait_for 60 listening_in "$3" $port
+	# shellcheck disable=SC2086
+	in_ns "$6" timeout 90 $2 -d "$7" -x "$cg" -n 200 -p $port "$5" \
+		> $log 2>&1
 	pf_c=$?
 	wait $pf_s
 	pf_sc=$?
 	{ echo "--- server"; cat /tmp/server.log; } >> $log
-	[ $pf_c = 0 ] && [ $pf_sc = 0 ] && grep -q '^ *16384 *200' $log
+	[ $pf_c = 0 ] && [ $pf_sc = 0 ] && grep -qE '^ *[0-9]+ +200 ' $log
+	report $? "$1"
+}
+
+# rping_pair NAME SNS SADDR CNS: rdma_cm's rping, 50 pings of 4 KiB
+# checked by the client (-V), the server bound to SADDR in SNS
+rping_pair() {
+	port=$((port + 1))
+	in_ns "$2" timeout 120 rping -s -a "$3" -p $port -C 50 -S 4096 -V \
+		> /tmp/server.log 2>&1 &
+	rp_s=$!
+	sleep 3		# rping has no TCP port to wait for
+	in_ns "$4" timeout 90 rping -c -a "$3" -p $port -C 50 -S 4096 -V \
+		> $log 2>&1
+	# the server ends with the client's disconnect
+	rp_c=$?
+	wait $rp_s
+	rp_sc=$?
+	{ echo "--- server"; cat /tmp/server.log; } >> $log
+	[ $rp_c = 0 ] && [ $rp_sc = 0 ]
 	report $? "$1"
 }
 
@@ -194,15 +222,62 @@ pingpong_pair uc "ibv_uc_pingpong IPv4, rxe0 server, krwqw0 client (kwa), 4 KiB 
 pingpong_pair uc "ibv_uc_pingpong IPv6, krwqw0 server (kwa), rxe0 client, 4 KiB in 4 packets, data checked" \
 	kwa krwqw0 fd00:0018:0000:0000:0000:0000:0000:0002 - rxe0 fd00:0018:0000:0000:0000:0000:0000:0001 198.18.0.2
 perf_pair "ib_write_bw -c UC, rxe0 server, krwqw0 client (kwa): 200 writes of 16 packets" \
-	ib_write_bw UC - rxe0 198.18.0.1 kwa krwqw0 198.18.0.2
+	"ib_write_bw -c UC -s 16384" - rxe0 198.18.0.1 kwa krwqw0 198.18.0.2
 perf_pair "ib_write_bw -c UC, krwqw0 server (kwa), rxe0 client: 200 writes of 16 packets" \
-	ib_write_bw UC kwa krwqw0 198.18.0.2 - rxe0 198.18.0.1
+	"ib_write_bw -c UC -s 16384" kwa krwqw0 198.18.0.2 - rxe0 198.18.0.1
 a0=$(stat_of krwqw1 wire_tx_packets) b0=$(stat_of krwqw2 wire_rx_packets)
 pingpong_pair uc "ibv_uc_pingpong IPv4, krwqw1 (kwa) server, krwqw2 (kwb) client, data checked" \
 	kwa krwqw1 198.18.1.1 kwb krwqw2 198.18.1.2
 a1=$(stat_of krwqw1 wire_tx_packets) b1=$(stat_of krwqw2 wire_rx_packets)
 [ $((a1 - a0)) -ge 400 ] && [ $((b1 - b0)) -ge 400 ]
 report $? "UC krwqw1 to krwqw2: $((a1 - a0)) packets out, $((b1 - b0)) in (400 or more each: 100 messages of 4 packets)"
+
+# --- RC on the wire: sends, writes, reads and atomics, each way
+pingpong_pair rc "ibv_rc_pingpong IPv4, rxe0 server, krwqw0 client (kwa), 4 KiB in 4 packets, data checked" \
+	- rxe0 198.18.0.1 kwa krwqw0 198.18.0.2
+pingpong_pair rc "ibv_rc_pingpong IPv6, krwqw0 server (kwa), rxe0 client, 4 KiB in 4 packets, data checked" \
+	kwa krwqw0 fd00:0018:0000:0000:0000:0000:0000:0002 - rxe0 fd00:0018:0000:0000:0000:0000:0000:0001 198.18.0.2
+perf_pair "ib_write_bw (RC), krwqw0 server (kwa), rxe0 client: 200 writes of 16 packets" \
+	"ib_write_bw -s 16384" kwa krwqw0 198.18.0.2 - rxe0 198.18.0.1
+perf_pair "ib_send_bw (RC), rxe0 server, krwqw0 client (kwa): 200 sends of 16 packets" \
+	"ib_send_bw -s 16384" - rxe0 198.18.0.1 kwa krwqw0 198.18.0.2
+perf_pair "ib_read_bw, rxe0 server, krwqw0 client (kwa): 200 reads of 16 responses" \
+	"ib_read_bw -s 16384" - rxe0 198.18.0.1 kwa krwqw0 198.18.0.2
+perf_pair "ib_read_bw, krwqw0 server (kwa), rxe0 client: 200 reads of 16 responses" \
+	"ib_read_bw -s 16384" kwa krwqw0 198.18.0.2 - rxe0 198.18.0.1
+perf_pair "ib_atomic_bw, rxe0 server, krwqw0 client (kwa)" \
+	"ib_atomic_bw" - rxe0 198.18.0.1 kwa krwqw0 198.18.0.2
+perf_pair "ib_atomic_bw, krwqw0 server (kwa), rxe0 client" \
+	"ib_atomic_bw" kwa krwqw0 198.18.0.2 - rxe0 198.18.0.1
+rping_pair "rping (rdma_cm, RC): rxe0 server, client in kwa on krwqw0, data checked" \
+	- 198.18.0.1 kwa
+rping_pair "rping (rdma_cm, RC): server in kwa on krwqw1, client in kwb on krwqw2, data checked" \
+	kwa 198.18.1.1 kwb
+
+# --- RC through duplication and reordering, then loss too, on the link
+# between krwqw1 and krwqw2: nothing lost, nothing twice.  The pingpong
+# (data checked) runs without loss: its last message's acknowledgment,
+# lost, would have its sender retry against a peer that has already gone,
+# as on any network; perftest's runs end in step over TCP.
+{ tc -n kwa qdisc add dev vab root netem duplicate 10% delay 1ms reorder 75% 50% &&
+	tc -n kwb qdisc add dev vba root netem duplicate 10%; } > $log 2>&1
+report $? "tc netem on the kwa-kwb link: 10% duplicated, reordered"
+pingpong_pair rc "ibv_rc_pingpong through duplication and reordering, krwqw1 (kwa) server, krwqw2 (kwb) client, data checked" \
+	kwa krwqw1 198.18.1.1 kwb krwqw2 198.18.1.2
+{ tc -n kwa qdisc change dev vab root netem loss 5% duplicate 5% delay 1ms reorder 75% 50% &&
+	tc -n kwb qdisc change dev vba root netem loss 5% duplicate 5%; } > $log 2>&1
+report $? "tc netem on the kwa-kwb link: 5% lost, 5% duplicated, reordered"
+t0=$(stat_of krwqw2 ack_timeouts)
+perf_pair "ib_send_bw through the faults, krwqw1 (kwa) server, krwqw2 (kwb) client" \
+	"ib_send_bw -s 16384" kwa krwqw1 198.18.1.1 kwb krwqw2 198.18.1.2
+perf_pair "ib_read_bw through the faults, krwqw1 (kwa) server, krwqw2 (kwb) client" \
+	"ib_read_bw -s 16384" kwa krwqw1 198.18.1.1 kwb krwqw2 198.18.1.2
+perf_pair "ib_atomic_bw through the faults, krwqw1 (kwa) server, krwqw2 (kwb) client" \
+	"ib_atomic_bw" kwa krwqw1 198.18.1.1 kwb krwqw2 198.18.1.2
+[ "$(stat_of krwqw2 ack_timeouts)" -gt "$t0" ]
+report $? "krwqw2 resent after losses: ack_timeouts $t0 -> $(stat_of krwqw2 ack_timeouts)"
+tc -n kwa qdisc del dev vab root > /dev/null 2>&1
+tc -n kwb qdisc del dev vba root > /dev/null 2>&1
 
 udaddy_pair "udaddy (rdma_cm SIDR, then UD): rxe0 server, client in kwa on krwqw0" \
 	- 198.18.0.1 kwa
