@@ -297,7 +297,8 @@ enum krwq_wire_msg {
  *            until a packet with @epsn comes.
  * @atomics: RC: the last atomics' results, by PSN, for a requester that
  *           asks again (its answer lost): it gets the same result, not a
- *           second operation.  @atomic_next is the slot written next.
+ *           second operation.
+ * @atomic_next: the slot of @atomics written next.
  *
  * Of RC, @msg is NONE, SEND or WRITE: a message that cannot go on makes
  * the responder NAK it and go to ERR, or wait (RNR) with the state kept.

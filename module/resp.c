@@ -257,42 +257,52 @@ void krwq_src_cursor(struct krwq_qp *sqp, struct krwq_swqe *w,
 void krwq_run_let_irqs_in(struct krwq_qp *sqp)
 	__must_hold(&sqp->s_lock)
 {
-	if (krwq_run_unlock_for_irqs(sqp))
-		krwq_run_relock(sqp);
+	if (!krwq_run_can_unlock(sqp))
+		return;
+	krwq_run_unlock(sqp);
+	krwq_run_relock(sqp);
 }
 
 /**
- * krwq_run_unlock_for_irqs() - the first half of krwq_run_let_irqs_in(),
- * for a caller with something to do meanwhile (the wire sends the packets
- * the run built so far).
+ * krwq_run_can_unlock() - whether the run may drop its s_lock to let
+ * interrupts in: not when its caller holds interrupts off itself.  Either
+ * way a new interrupts-off section starts (run->section is 0).
  * @sqp: as for krwq_run_let_irqs_in().
  *
- * Return: true when s_lock was released, with interrupts on and bottom
- * halves off: the caller, holding no krwq lock, takes it again with
- * krwq_run_relock(); false when its caller holds interrupts off itself,
- * and s_lock stays held.
+ * Return: true when krwq_run_unlock() may be called.
  */
-bool krwq_run_unlock_for_irqs(struct krwq_qp *sqp)
+bool krwq_run_can_unlock(struct krwq_qp *sqp)
+{
+	lockdep_assert_held(&sqp->s_lock);
+	sqp->run->section = 0;
+	return !irqs_disabled_flags(*sqp->run->flags);
+}
+
+/**
+ * krwq_run_unlock() - the first half of krwq_run_let_irqs_in(), for a
+ * caller with something to do meanwhile (the wire sends the packets the
+ * run built so far): s_lock released, interrupts on, bottom halves off.
+ * The caller, holding no krwq lock, takes it again with krwq_run_relock().
+ * @sqp: as for krwq_run_let_irqs_in(), and krwq_run_can_unlock() said so.
+ */
+void krwq_run_unlock(struct krwq_qp *sqp)
+	__releases(&sqp->s_lock)
 {
 	struct krwq_run *run = sqp->run;
 
-	lockdep_assert_held(&sqp->s_lock);
-	run->section = 0;
-	if (irqs_disabled_flags(*run->flags))
-		return false;
 	if (!*run->bh_off) {
 		local_bh_disable();
 		*run->bh_off = true;
 	}
 	spin_unlock_irqrestore(&sqp->s_lock, *run->flags);
-	return true;
 }
 
 /**
  * krwq_run_relock() - the second half: take the run's s_lock again.
- * @sqp: the sender, whose run krwq_run_unlock_for_irqs() unlocked.
+ * @sqp: the sender, whose run krwq_run_unlock() unlocked.
  */
 void krwq_run_relock(struct krwq_qp *sqp)
+	__acquires(&sqp->s_lock)
 {
 	spin_lock_irqsave(&sqp->s_lock, *sqp->run->flags);
 }

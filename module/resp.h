@@ -81,8 +81,9 @@ static inline bool krwq_is_send(enum ib_wr_opcode op)
 void krwq_rq_flushed(void *ctx, unsigned long long wr_id);
 void krwq_qp_recv_flush_locked(struct krwq_qp *qp);
 void krwq_run_let_irqs_in(struct krwq_qp *sqp) __must_hold(&sqp->s_lock);
-bool krwq_run_unlock_for_irqs(struct krwq_qp *sqp);
-void krwq_run_relock(struct krwq_qp *sqp);
+bool krwq_run_can_unlock(struct krwq_qp *sqp);
+void krwq_run_unlock(struct krwq_qp *sqp) __releases(&sqp->s_lock);
+void krwq_run_relock(struct krwq_qp *sqp) __acquires(&sqp->s_lock);
 void krwq_exec_connected(struct krwq_qp *sqp, struct krwq_swqe *w,
 			 struct krwq_outcome *o);
 void krwq_exec_ud(struct krwq_qp *sqp, struct krwq_swqe *w,

@@ -143,6 +143,7 @@ static u8 krwq_wire_opcode(u8 class, enum ib_wr_opcode op, bool first,
  */
 static int krwq_wire_send_msg(struct krwq_qp *sqp, struct krwq_swqe *w,
 			      u8 class, u32 skip)
+	__must_hold(&sqp->s_lock)
 {
 	u32 mtu = krwq_wire_mtu(sqp);
 	struct krwq_sge_cursor src;
@@ -178,7 +179,8 @@ static int krwq_wire_send_msg(struct krwq_qp *sqp, struct krwq_swqe *w,
 		};
 
 		if (sqp->run->section + n > KRWQ_IRQOFF_BYTES &&
-		    krwq_run_unlock_for_irqs(sqp)) {
+		    krwq_run_can_unlock(sqp)) {
+			krwq_run_unlock(sqp);
 			/*
 			 * UC's packets built so far go out meanwhile; RC's
 			 * wait for the message's end, since an answer to
@@ -210,7 +212,7 @@ static int krwq_wire_send_msg(struct krwq_qp *sqp, struct krwq_swqe *w,
  *     immediate; the QP's route krwq_wire_reaches().
  *
  * A long message lets interrupts in between packets, and the packets
- * queued so far go out then (krwq_run_unlock_for_irqs()).  UC has no
+ * queued so far go out then (krwq_run_unlock()).  UC has no
  * acknowledgments: a packet that cannot be sent is counted in
  * wire_tx_dropped, the rest of its message is not sent, and the receiver
  * drops the message; the sender is not told, as on a network.

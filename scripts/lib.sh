@@ -94,7 +94,7 @@ PY
 
 # The suites of krwq_kunit.ko, which run when it is loaded.
 # shellcheck disable=SC2034 # used by the scripts that source this file
-KRWQ_KUNIT_SUITES="krwq_rq krwq_verbs krwq_stress"
+KRWQ_KUNIT_SUITES="krwq_rq krwq_verbs krwq_stress krwq_wire krwq_uc_wire"
 
 # kunit_suites CONSOLE DIR WHERE: the KRWQ_KUNIT_SUITES of the VM console
 # log CONSOLE, each kept as DIR/kunit-SUITE.{ktap,json} and logged with
