@@ -655,6 +655,7 @@ void krwq_dev_wait_all_released(void);
 bool krwq_port_active(struct krwq_dev *dev);
 enum ib_mtu krwq_port_mtu(struct krwq_dev *dev);
 u32 krwq_port_mtu_bytes(struct krwq_dev *dev);
+u32 krwq_path_mtu_bytes(const struct krwq_qp *qp);
 void krwq_dev_gid(struct krwq_dev *dev, union ib_gid *gid);
 
 /* fabric.c */

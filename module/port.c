@@ -56,6 +56,22 @@ u32 krwq_port_mtu_bytes(struct krwq_dev *dev)
 }
 
 /**
+ * krwq_path_mtu_bytes() - the payload of each packet but the last of a
+ * connected QP's message on the wire: its path MTU, or the port's if that
+ * is smaller.  Both ends of a connection must come to the same figure,
+ * since a responder counts a READ's responses by it.
+ * @qp: an RC or UC QP.
+ *
+ * Context: any.
+ * Return: 256 ... 4096.
+ */
+u32 krwq_path_mtu_bytes(const struct krwq_qp *qp)
+{
+	return min_t(u32, ib_mtu_enum_to_int(qp->attr.path_mtu),
+		     krwq_port_mtu_bytes(qp->dev));
+}
+
+/**
  * krwq_dev_gid() - the device's one GID: link-local prefix and node GUID.
  * @dev: the device.
  * @gid: where to put it.

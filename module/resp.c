@@ -1482,8 +1482,7 @@ static int krwq_wire_answer_pkt(struct krwq_qp *dqp, struct krwq_wire_pkt *pkt,
 	pkt->pkey = IB_DEFAULT_PKEY_FULL;
 	pkt->dqpn = dqp->attr.dest_qp_num;
 	pkt->msn = dqp->wire_rx.msn;
-	krwq_tx_to(&to, dqp, &dqp->route, rdma_ah_read_grh(&dqp->attr.ah_attr),
-		   dqp->attr.dest_qp_num);
+	krwq_tx_to_peer(&to, dqp);
 	ret = krwq_tx_build(dqp->dev, pkt, src, len, &to, out);
 	if (ret == -ENOMEM)
 		krwq_count(dqp->dev, KRWQ_STAT_WIRE_TX_DROPPED, 1);
@@ -1667,8 +1666,7 @@ static bool krwq_wire_rc_read(struct krwq_qp *dqp,
 			      struct sk_buff_head *out, struct krwq_wire_read *job)
 {
 	struct krwq_wire_rx *rx = &dqp->wire_rx;
-	u32 mtu = min_t(u32, ib_mtu_enum_to_int(dqp->attr.path_mtu),
-			krwq_port_mtu_bytes(dqp->dev));
+	u32 mtu = krwq_path_mtu_bytes(dqp);
 	struct krwq_mr *mr = NULL;
 	u32 n;
 
@@ -1694,8 +1692,7 @@ static bool krwq_wire_rc_read(struct krwq_qp *dqp,
 		.psn = pkt->psn,
 		.mtu = mtu, .msn = rx->msn, .dqpn = dqp->attr.dest_qp_num,
 	};
-	krwq_tx_to(&job->to, dqp, &dqp->route,
-		   rdma_ah_read_grh(&dqp->attr.ah_attr), dqp->attr.dest_qp_num);
+	krwq_tx_to_peer(&job->to, dqp);
 	return true;
 }
 

@@ -59,6 +59,18 @@ void krwq_tx_to(struct krwq_tx_cb *to, const struct krwq_qp *qp,
 }
 
 /**
+ * krwq_tx_to_peer() - where a packet of connected QP @qp's goes: to its
+ * peer, along the path its address vector names.
+ * @to: filled in (all but hdr_len).
+ * @qp: an RC or UC QP past RTR.
+ */
+void krwq_tx_to_peer(struct krwq_tx_cb *to, const struct krwq_qp *qp)
+{
+	krwq_tx_to(to, qp, &qp->route, rdma_ah_read_grh(&qp->attr.ah_attr),
+		   qp->attr.dest_qp_num);
+}
+
+/**
  * krwq_tx_build() - build one packet and queue it on @list.
  * @dev: the sending device (netdev-bound).
  * @pkt: its transport headers; the pad is set here from @len.

@@ -45,6 +45,7 @@ static_assert(sizeof(struct krwq_tx_cb) <= sizeof_field(struct sk_buff, cb));
 void krwq_tx_to(struct krwq_tx_cb *to, const struct krwq_qp *qp,
 		const struct krwq_route *route,
 		const struct ib_global_route *grh, u32 dqpn);
+void krwq_tx_to_peer(struct krwq_tx_cb *to, const struct krwq_qp *qp);
 int krwq_tx_build(struct krwq_dev *dev, struct krwq_wire_pkt *pkt,
 		  struct krwq_sge_cursor *src, u32 len,
 		  const struct krwq_tx_cb *to, struct sk_buff_head *list);

@@ -92,13 +92,6 @@ enum ib_wc_status krwq_wire_send_ud(struct krwq_qp *sqp, struct krwq_swqe *w)
 	return ret == -EFAULT ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 }
 
-/* The path MTU of a connected QP's packets, or the port's if smaller. */
-static u32 krwq_wire_mtu(struct krwq_qp *qp)
-{
-	return min_t(u32, ib_mtu_enum_to_int(qp->attr.path_mtu),
-		     krwq_port_mtu_bytes(qp->dev));
-}
-
 /*
  * The opcode of a SEND's or RDMA WRITE's packet in transport @class
  * (IB_OPCODE_RC or IB_OPCODE_UC): the first, a middle one, the last, or
@@ -145,7 +138,7 @@ static int krwq_wire_send_msg(struct krwq_qp *sqp, struct krwq_swqe *w,
 			      u8 class, u32 skip)
 	__must_hold(&sqp->s_lock)
 {
-	u32 mtu = krwq_wire_mtu(sqp);
+	u32 mtu = krwq_path_mtu_bytes(sqp);
 	struct krwq_sge_cursor src;
 	struct krwq_tx_cb to;
 	u32 off = min_t(u64, (u64)skip * mtu, w->length);
@@ -159,9 +152,7 @@ static int krwq_wire_send_msg(struct krwq_qp *sqp, struct krwq_swqe *w,
 		return -EFAULT;
 	}
 	sqp->wire_psn = krwq_psn_add(sqp->wire_psn, skip);
-	krwq_tx_to(&to, sqp, &sqp->route,
-		   rdma_ah_read_grh(&sqp->attr.ah_attr),
-		   sqp->attr.dest_qp_num);
+	krwq_tx_to_peer(&to, sqp);
 	do {
 		u32 n = min(mtu, w->length - off);
 		bool last = off + n == w->length;
@@ -238,7 +229,7 @@ static int krwq_wire_send_request(struct krwq_qp *sqp, struct krwq_swqe *w)
 {
 	bool read = w->opcode == IB_WR_RDMA_READ;
 	u32 answers = read ? max_t(u32, 1, DIV_ROUND_UP(w->length,
-							 krwq_wire_mtu(sqp))) : 1;
+							 krwq_path_mtu_bytes(sqp))) : 1;
 	struct krwq_wire_pkt pkt = {
 		.opcode = read ? IB_OPCODE_RC_RDMA_READ_REQUEST :
 			  w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
@@ -257,9 +248,7 @@ static int krwq_wire_send_request(struct krwq_qp *sqp, struct krwq_swqe *w)
 	struct krwq_tx_cb to;
 	int ret;
 
-	krwq_tx_to(&to, sqp, &sqp->route,
-		   rdma_ah_read_grh(&sqp->attr.ah_attr),
-		   sqp->attr.dest_qp_num);
+	krwq_tx_to_peer(&to, sqp);
 	ret = krwq_wire_packet(sqp, &pkt, NULL, 0, &to);
 	/* the answer's PSNs are the request's */
 	sqp->wire_psn = krwq_psn_add(sqp->wire_psn, answers - 1);
@@ -332,9 +321,7 @@ void krwq_wire_read_rest(struct krwq_qp *sqp, struct krwq_swqe *w,
 	};
 	struct krwq_tx_cb to;
 
-	krwq_tx_to(&to, sqp, &sqp->route,
-		   rdma_ah_read_grh(&sqp->attr.ah_attr),
-		   sqp->attr.dest_qp_num);
+	krwq_tx_to_peer(&to, sqp);
 	if (krwq_tx_build(sqp->dev, &pkt, NULL, 0, &to, out) == -ENOMEM)
 		krwq_count(sqp->dev, KRWQ_STAT_WIRE_TX_DROPPED, 1);
 }
