@@ -1193,22 +1193,35 @@ static void krwq_wire_abandon(struct krwq_qp *dqp)
 
 /*
  * The receive WQE a SEND or a WRITE with immediate completes: the one
- * held, or one taken now.  Return: true when wire_rx.t holds one; else
- * the message is dropped (none posted, or one malformed, completed in
- * error).
+ * held, or one taken now (for @need bytes, unless an SRQ's), which is
+ * then held in wire_rx.t.  Return: as krwq_take(), KRWQ_TAKE_TAKEN for
+ * the one already held.
  */
-static bool krwq_wire_hold_rwqe(struct krwq_qp *dqp, u32 need)
+static enum krwq_take_outcome krwq_wire_take_rwqe(struct krwq_qp *dqp,
+						  u32 need)
 {
 	struct krwq_wire_rx *rx = &dqp->wire_rx;
 	enum krwq_take_outcome taken;
 
 	if (rx->held)
-		return true;
+		return KRWQ_TAKE_TAKEN;
 	taken = krwq_take(dqp->w_sge, dqp, &rx->t, dqp->srq ? 0 : need);
+	rx->held = taken == KRWQ_TAKE_TAKEN;
+	return taken;
+}
+
+/*
+ * UC's take (krwq_wire_take_rwqe()).  Return: true when wire_rx.t holds
+ * a receive WQE; else the message is dropped (none posted, counted, or
+ * one malformed, completed in error).
+ */
+static bool krwq_wire_hold_rwqe(struct krwq_qp *dqp, u32 need)
+{
+	enum krwq_take_outcome taken = krwq_wire_take_rwqe(dqp, need);
+
 	if (taken == KRWQ_TAKE_EMPTY)
 		krwq_count(dqp->dev, KRWQ_STAT_RX_DROPPED, 1);
-	rx->held = taken == KRWQ_TAKE_TAKEN;
-	return rx->held;
+	return taken == KRWQ_TAKE_TAKEN;
 }
 
 /*
@@ -1581,11 +1594,9 @@ static void krwq_wire_rc_msg(struct krwq_qp *dqp,
 		rx->len = pkt->dma_len;
 	}
 	/* the receive WQE, before anything is written */
-	if (!rx->held &&
-	    ((first && send) || (last && (hdrs & KRWQ_HDR_IMMDT) && !send))) {
-		enum krwq_take_outcome taken;
+	if ((first && send) || (last && (hdrs & KRWQ_HDR_IMMDT) && !send)) {
+		enum krwq_take_outcome taken = krwq_wire_take_rwqe(dqp, 0);
 
-		taken = krwq_take(dqp->w_sge, dqp, &rx->t, 0);
 		if (taken == KRWQ_TAKE_EMPTY) {
 			krwq_wire_rnr(dqp, pkt->psn, out);
 			return;
@@ -1594,7 +1605,6 @@ static void krwq_wire_rc_msg(struct krwq_qp *dqp,
 			krwq_wire_fatal(dqp, KRWQ_NAK_REM_OP_ERR, pkt->psn, out);
 			return;
 		}
-		rx->held = true;
 	}
 	if (first) {
 		rx->off = 0;
