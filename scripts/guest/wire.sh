@@ -31,7 +31,11 @@
 #    packet;
 #  - the counters: packets out and in, messages on the local path;
 #  - packets corrupted on the link (netem) fail their ICRC, are dropped
-#    and counted; the wire works again afterwards.
+#    and counted; the wire works again afterwards;
+#  - under rping traffic: the netdev down (the sending end fails with
+#    RETRY_EXC_ERR, the wire works again once it is up), rdma link delete
+#    and rmmod (the devices go at once, the applications end by
+#    themselves); krwq.ko is then loaded again with its parameters.
 log=/tmp/wire.log
 port=18900
 # shellcheck source=tap.sh # scripts/vm puts it in /krwq/lib
@@ -324,8 +328,89 @@ report $? "50 datagrams corrupted on the link: $((e1 - e0)) failed their ICRC at
 # --- the wire again after that, and teardown
 pingpong_pair ud "ibv_ud_pingpong IPv4 after the corruption, rxe0 server, krwqw0 client" \
 	- rxe0 198.18.0.1 kwa krwqw0 198.18.0.2
-{ rdma link delete krwqw0 && rdma link delete krwqw1 && rdma link delete krwqw2 &&
-	rdma link delete rxe0 && ip link del vc0 && ip link del vrx &&
+
+# --- teardown under wire traffic, each while rping runs (-C 0: until
+# stopped): the netdev going down, rdma link delete, rmmod.  Nothing may
+# hang: the applications end by themselves and the removals complete; the
+# boot's splat check and kmemleak scan see the rest.
+
+# bg NAME SECONDS NS CMD...: CMD in namespace NS in the background, its
+# output in /tmp/NAME.log and, once it ended, its status in /tmp/NAME.rc
+bg() {
+	bg_n=$1 bg_t=$2 bg_ns=$3
+	shift 3
+	rm -f "/tmp/$bg_n.rc"
+	{
+		in_ns "$bg_ns" timeout "$bg_t" "$@" > "/tmp/$bg_n.log" 2>&1
+		echo $? > "/tmp/$bg_n.rc"
+	} &
+}
+ended() { [ -s "/tmp/$1.rc" ]; }
+both_ended() { ended rp-s && ended rp-c; }
+# pinged N: the rping client has verified N pings or more
+pinged() { [ "$(grep -c '^ping data: ' /tmp/rp-c.log)" -ge "$1" ]; }
+
+# rping_bg SNS SADDR CNS: rping between SADDR in SNS and a client in CNS,
+# in the background, until at least 20 pings went both ways
+rping_bg() {
+	port=$((port + 1))
+	bg rp-s 300 "$1" rping -s -a "$2" -p $port -C 0 -S 4096 -V
+	sleep 3
+	bg rp-c 300 "$3" rping -c -a "$2" -p $port -C 0 -S 4096 -V -v
+	wait_for 120 pinged 20
+}
+
+# rp_state: what became of both sides, for a failure's detail
+rp_state() {
+	for a in rp-s rp-c; do
+		echo "$a: $(cat "/tmp/$a.rc" 2> /dev/null || echo running)"
+		grep -v '^ping data: ' "/tmp/$a.log" | tail -n 3
+	done
+}
+
+# rp_end: stop what is left of the rping pair; status 1 if it lingers
+rp_end() {
+	killall -9 rping 2> /dev/null
+	wait_for 10 both_ended
+}
+
+rping_bg kwa 198.18.1.1 kwb
+report $? "rping krwqw1 (kwa) <-> krwqw2 (kwb) carries traffic" "$(rp_state)"
+# With the link down, the end that was sending runs out of retries; the
+# other may be waiting for a receive, which no RC QP gives up on, and is
+# stopped.
+ip -n kwb link set vba down
+wait_for 60 grep -q 'completion failed status 12' /tmp/rp-s.log /tmp/rp-c.log
+report $? "vba down under rping: an end's send fails with RETRY_EXC_ERR (12) within 60 s" "$(rp_state)"
+rp_end
+report $? "both ends stopped, their QPs destroyed with the link down" "$(rp_state)"
+ip -n kwb link set vba up
+wait_for 30 gid_index krwqw2 198.18.1.2 > $log 2>&1
+report $? "vba up again: krwqw2's GID for 198.18.1.2 is back"
+rping_pair "rping krwqw1 (kwa) <-> krwqw2 (kwb) after vba came back, data checked" \
+	kwa 198.18.1.1 kwb
+
+rping_bg - 198.18.0.1 kwa
+report $? "rping rxe0 <-> krwqw0 (kwa) carries traffic" "$(rp_state)"
+in_ns kwa timeout 60 rdma link delete krwqw0 > $log 2>&1 &&
+	! [ -e /sys/class/infiniband/krwqw0 ]
+report $? "rdma link delete krwqw0 under rping: done, device gone"
+wait_for 60 ended rp-c
+report $? "the rping client on krwqw0 ends by itself within 60 s" "$(rp_state)"
+rp_end
+
+rping_bg kwa 198.18.1.1 kwb
+report $? "rping krwqw1 (kwa) <-> krwqw2 (kwb) carries traffic, before rmmod" "$(rp_state)"
+params=$(for p in /sys/module/krwq/parameters/*; do printf '%s=%s ' "${p##*/}" "$(cat "$p")"; done)
+timeout 60 rmmod krwq > $log 2>&1 && ! [ -e /sys/module/krwq ]
+report $? "rmmod krwq under rping between krwqw1 and krwqw2: done, module gone"
+wait_for 60 both_ended
+report $? "both rping ends end by themselves within 60 s of the rmmod" "$(rp_state)"
+rp_end
+# shellcheck disable=SC2086 # NAME=VALUE words
+insmod /krwq/krwq.ko $params > $log 2>&1
+report $? "krwq.ko loaded again as before ($params)"
+{ rdma link delete rxe0 && ip link del vc0 && ip link del vrx &&
 	ip netns del kwa && ip netns del kwb &&
 	modprobe -r rdma_rxe; } > $log 2>&1
 report $? "the devices, namespaces and rdma_rxe removed"
