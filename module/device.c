@@ -227,6 +227,7 @@ static const struct ib_device_ops krwq_dev_ops = {
 	.create_qp = krwq_create_qp,
 	.modify_qp = krwq_modify_qp,
 	.query_qp = krwq_query_qp,
+	.fill_res_qp_entry = krwq_fill_res_qp_entry,
 	.destroy_qp = krwq_destroy_qp,
 	.post_send = krwq_post_send,
 	.post_recv = krwq_post_recv,

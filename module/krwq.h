@@ -766,6 +766,7 @@ int krwq_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_udata *udata);
 int krwq_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		  struct ib_qp_init_attr *init);
+int krwq_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 int krwq_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 int krwq_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);

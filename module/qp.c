@@ -11,6 +11,7 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <rdma/ib_cache.h>
+#include <rdma/restrack.h>
 #include <kunit/visibility.h>
 
 #include "krwq.h"
@@ -522,6 +523,77 @@ int krwq_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	init->cap = attr->cap;
 	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR : IB_SIGNAL_REQ_WR;
 	init->port_num = 1;
+	return 0;
+}
+
+/* One driver attribute of `rdma resource show qp -dd`. */
+struct krwq_res_attr {
+	const char *name;
+	u32 value;
+	bool hex;
+};
+
+/**
+ * krwq_fill_res_qp_entry() - ib_device_ops.fill_res_qp_entry: where @ibqp's
+ * send queue and its wire state stand, as driver attributes that
+ * `rdma resource show qp -dd` prints; what to look at when a QP stalls.
+ * @msg: the netlink message.
+ * @ibqp: the QP.
+ *
+ * The requester's half is read under s_lock, the responder's under
+ * r_lock, one after the other (each half is consistent, not the pair).
+ *
+ * Context: process; takes qp->s_lock, then qp->r_lock, never both.
+ * Return: 0, or -EMSGSIZE when @msg is full.
+ */
+int krwq_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct krwq_qp *qp = to_kqp(ibqp);
+	struct krwq_res_attr a[16];
+	struct nlattr *table;
+	unsigned long flags;
+	unsigned int n = 0, i;
+
+	spin_lock_irqsave(&qp->s_lock, flags);
+	a[n++] = (struct krwq_res_attr){ "sq_head", qp->sq_head };
+	a[n++] = (struct krwq_res_attr){ "sq_tail", qp->sq_tail };
+	a[n++] = (struct krwq_res_attr){ "sq_free", qp->sq_free };
+	a[n++] = (struct krwq_res_attr){ "sq_running", qp->sq_running };
+	a[n++] = (struct krwq_res_attr){ "sq_waiting", qp->sq_waiting };
+	a[n++] = (struct krwq_res_attr){ "sq_timer",
+					 timer_pending(&qp->sq_timer) };
+	a[n++] = (struct krwq_res_attr){ "ack_tries", qp->ack_tries };
+	a[n++] = (struct krwq_res_attr){ "rnr_tries", qp->rnr_tries };
+	a[n++] = (struct krwq_res_attr){ "wire_await", qp->wire_req.await };
+	a[n++] = (struct krwq_res_attr){ "wire_first_psn",
+					 qp->wire_req.first_psn, true };
+	a[n++] = (struct krwq_res_attr){ "wire_last_psn",
+					 qp->wire_req.last_psn, true };
+	a[n++] = (struct krwq_res_attr){ "wire_next_psn", qp->wire_psn, true };
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+
+	spin_lock_irqsave(&qp->r_lock, flags);
+	a[n++] = (struct krwq_res_attr){ "wire_rx_epsn", qp->wire_rx.epsn,
+					 true };
+	a[n++] = (struct krwq_res_attr){ "wire_rx_msg", qp->wire_rx.msg };
+	a[n++] = (struct krwq_res_attr){ "wire_rx_held", qp->wire_rx.held };
+	a[n++] = (struct krwq_res_attr){ "wire_rx_msn", qp->wire_rx.msn, true };
+	spin_unlock_irqrestore(&qp->r_lock, flags);
+
+	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table)
+		return -EMSGSIZE;
+	for (i = 0; i < n; i++) {
+		int ret = a[i].hex ?
+			  rdma_nl_put_driver_u32_hex(msg, a[i].name, a[i].value) :
+			  rdma_nl_put_driver_u32(msg, a[i].name, a[i].value);
+
+		if (ret) {
+			nla_nest_cancel(msg, table);
+			return -EMSGSIZE;
+		}
+	}
+	nla_nest_end(msg, table);
 	return 0;
 }
 

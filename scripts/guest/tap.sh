@@ -35,10 +35,15 @@ report() {
 }
 
 # tap_detail: what a failure without DETAIL shows; a script may redefine
-# it.  By default the last lines of the file $log, if there is one, less
+# it.  By default tap_log_tail's output.
+tap_detail() {
+	tap_log_tail
+}
+
+# tap_log_tail: the last lines of the file $log, if there is one, less
 # tap_quiet's lines; a log of a client and its server (a "--- server"
 # line between them, as pair.sh writes it) shows the last lines of each.
-tap_detail() {
+tap_log_tail() {
 	[ -n "${log:-}" ] && [ -f "$log" ] || return 0
 	if ! grep -qx -- '--- server' "$log"; then
 		tap_quiet < "$log" | tail -n 25

@@ -45,6 +45,17 @@ port=18900
 # shellcheck source=roce.sh
 . /krwq/lib/roce.sh
 
+# tap_detail (tap.sh's, redefined): a failure shows the last lines of
+# the log and where every RC and UC QP of the krwq devices stands
+# (`rdma resource show qp -dd`: krwq's send queue and wire state)
+tap_detail() {
+	tap_log_tail
+	for ns in kwa kwb; do
+		ip netns exec $ns rdma -dd resource show qp 2> /dev/null |
+			grep -E -A3 'type (RC|UC) ' | grep -v '^--'
+	done
+}
+
 # in_ns NS CMD...: CMD in network namespace NS, "-" being the initial one
 in_ns() {
 	in_ns_n=$1
@@ -67,6 +78,19 @@ listening_in() {
 # the client on CDEV in CNS; each side names its own GID by its address,
 # and the client reaches the server's TCP handshake at HADDR (default
 # SADDR; the pingpong's server listens on IPv4 only)
+# pair_log CRC SRC: after the client's output in $log, its errors (last,
+# so that a failure's tail shows them) and exit status CRC, then "---
+# server", the server's output, errors and exit status SRC
+pair_log() {
+	{
+		cat /tmp/client.err
+		echo "client: exit status $1"
+		echo "--- server"
+		cat /tmp/server.log /tmp/server.err
+		echo "server: exit status $2"
+	} >> $log
+}
+
 pingpong_pair() {
 	pp_t=$1
 	shift
@@ -79,15 +103,15 @@ pingpong_pair() {
 		return
 	fi
 	in_ns "$2" timeout 120 "ibv_${pp_t}_pingpong" -d "$3" -g "$sg" -p $port \
-		-n 100 -s $pp_size -c > /tmp/server.log 2>&1 &
+		-n 100 -s $pp_size -c > /tmp/server.log 2> /tmp/server.err &
 	up_s=$!
 	wait_for 60 listening_in "$2" $port
 	in_ns "$5" timeout 60 "ibv_${pp_t}_pingpong" -d "$6" -g "$cg" -p $port \
-		-n 100 -s $pp_size -c "${8:-$4}" > $log 2>&1
+		-n 100 -s $pp_size -c "${8:-$4}" > $log 2> /tmp/client.err
 	up_c=$?
 	wait $up_s
 	up_sc=$?
-	{ echo "--- server"; cat /tmp/server.log; } >> $log
+	pair_log $up_c $up_sc
 	[ $up_c = 0 ] && [ $up_sc = 0 ] && grep -q 'iters in' $log
 	report $? "$1"
 }
@@ -105,16 +129,16 @@ perf_pair() {
 	fi
 	# shellcheck disable=SC2086 # TEST ARGS is a command line
 	in_ns "$3" timeout 120 $2 -d "$4" -x "$sg" -n 200 -p $port \
-		> /tmp/server.log 2>&1 &
+		> /tmp/server.log 2> /tmp/server.err &
 	pf_s=$!
 	wait_for 60 listening_in "$3" $port
 	# shellcheck disable=SC2086
 	in_ns "$6" timeout 90 $2 -d "$7" -x "$cg" -n 200 -p $port "$5" \
-		> $log 2>&1
+		> $log 2> /tmp/client.err
 	pf_c=$?
 	wait $pf_s
 	pf_sc=$?
-	{ echo "--- server"; cat /tmp/server.log; } >> $log
+	pair_log $pf_c $pf_sc
 	[ $pf_c = 0 ] && [ $pf_sc = 0 ] && grep -qE '^ *[0-9]+ +200 ' $log
 	report $? "$1"
 }
@@ -124,16 +148,16 @@ perf_pair() {
 rping_pair() {
 	port=$((port + 1))
 	in_ns "$2" timeout 120 rping -s -a "$3" -p $port -C 50 -S 4096 -V \
-		> /tmp/server.log 2>&1 &
+		> /tmp/server.log 2> /tmp/server.err &
 	rp_s=$!
 	sleep 3		# rping has no TCP port to wait for
 	in_ns "$4" timeout 90 rping -c -a "$3" -p $port -C 50 -S 4096 -V \
-		> $log 2>&1
+		> $log 2> /tmp/client.err
 	# the server ends with the client's disconnect
 	rp_c=$?
 	wait $rp_s
 	rp_sc=$?
-	{ echo "--- server"; cat /tmp/server.log; } >> $log
+	pair_log $rp_c $rp_sc
 	[ $rp_c = 0 ] && [ $rp_sc = 0 ]
 	report $? "$1"
 }
@@ -141,14 +165,14 @@ rping_pair() {
 # udaddy_pair NAME SNS SADDR CNS: rdma_cm's UD example, the server bound to
 # SADDR in SNS, the client in CNS
 udaddy_pair() {
-	in_ns "$2" timeout 120 udaddy -b "$3" -C 20 > /tmp/server.log 2>&1 &
+	in_ns "$2" timeout 120 udaddy -b "$3" -C 20 > /tmp/server.log 2> /tmp/server.err &
 	ua_s=$!
 	sleep 3
-	in_ns "$4" timeout 60 udaddy -s "$3" -C 20 > $log 2>&1
+	in_ns "$4" timeout 60 udaddy -s "$3" -C 20 > $log 2> /tmp/client.err
 	ua_c=$?
 	wait $ua_s
 	ua_sc=$?
-	{ echo "--- server"; cat /tmp/server.log; } >> $log
+	pair_log $ua_c $ua_sc
 	[ $ua_c = 0 ] && [ $ua_sc = 0 ] && grep -q 'data transfers complete' $log
 	report $? "$1"
 }
@@ -376,6 +400,9 @@ rp_end() {
 
 rping_bg kwa 198.18.1.1 kwb
 report $? "rping krwqw1 (kwa) <-> krwqw2 (kwb) carries traffic" "$(rp_state)"
+ip netns exec kwa rdma -dd resource show qp link krwqw1/1 > $log 2>&1
+grep -q 'sq_tail' $log && grep -q 'wire_await' $log && grep -q 'wire_rx_epsn' $log
+report $? "rdma resource show qp -dd: krwqw1's RC QP with its send queue and wire state"
 # With the link down, the end that was sending runs out of retries; the
 # other may be waiting for a receive, which no RC QP gives up on, and is
 # stopped.
