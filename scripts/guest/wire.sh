@@ -30,6 +30,7 @@
 #  - krwqw0 to itself, in one namespace, goes through the fabric: not a
 #    packet;
 #  - the counters: packets out and in, messages on the local path;
+#  - a capture of krwq <-> rxe traffic, printed for the host's tshark;
 #  - packets corrupted on the link (netem) fail their ICRC, are dropped
 #    and counted; the wire works again afterwards;
 #  - under rping traffic: the netdev down (the sending end fails with
@@ -38,6 +39,8 @@
 #    themselves); krwq.ko is then loaded again with its parameters.
 log=/tmp/wire.log
 port=18900
+# round trips of a pingpong, iterations of perftest, pings of rping
+pp_iters=100 pf_iters=200 rp_iters=50
 # shellcheck source=tap.sh # scripts/vm puts it in /krwq/lib
 . /krwq/lib/tap.sh
 # shellcheck source=pair.sh
@@ -103,11 +106,11 @@ pingpong_pair() {
 		return
 	fi
 	in_ns "$2" timeout 120 "ibv_${pp_t}_pingpong" -d "$3" -g "$sg" -p $port \
-		-n 100 -s $pp_size -c > /tmp/server.log 2> /tmp/server.err &
+		-n "$pp_iters" -s $pp_size -c > /tmp/server.log 2> /tmp/server.err &
 	up_s=$!
 	wait_for 60 listening_in "$2" $port
 	in_ns "$5" timeout 60 "ibv_${pp_t}_pingpong" -d "$6" -g "$cg" -p $port \
-		-n 100 -s $pp_size -c "${8:-$4}" > $log 2> /tmp/client.err
+		-n "$pp_iters" -s $pp_size -c "${8:-$4}" > $log 2> /tmp/client.err
 	up_c=$?
 	wait $up_s
 	up_sc=$?
@@ -117,7 +120,7 @@ pingpong_pair() {
 }
 
 # perf_pair NAME "TEST ARGS" SNS SDEV SADDR CNS CDEV CADDR: perftest's
-# TEST (ib_write_bw ...) with ARGS (-c UC -s 16384 ...), 200 iterations,
+# TEST (ib_write_bw ...) with ARGS (-c UC -s 16384 ...), pf_iters iterations,
 # the server on SDEV in SNS, the client on CDEV in CNS reaching its
 # handshake at SADDR; both must end well and the client report its line
 perf_pair() {
@@ -128,18 +131,18 @@ perf_pair() {
 		return
 	fi
 	# shellcheck disable=SC2086 # TEST ARGS is a command line
-	in_ns "$3" timeout 120 $2 -d "$4" -x "$sg" -n 200 -p $port \
+	in_ns "$3" timeout 120 $2 -d "$4" -x "$sg" -n "$pf_iters" -p $port \
 		> /tmp/server.log 2> /tmp/server.err &
 	pf_s=$!
 	wait_for 60 listening_in "$3" $port
 	# shellcheck disable=SC2086
-	in_ns "$6" timeout 90 $2 -d "$7" -x "$cg" -n 200 -p $port "$5" \
+	in_ns "$6" timeout 90 $2 -d "$7" -x "$cg" -n "$pf_iters" -p $port "$5" \
 		> $log 2> /tmp/client.err
 	pf_c=$?
 	wait $pf_s
 	pf_sc=$?
 	pair_log $pf_c $pf_sc
-	[ $pf_c = 0 ] && [ $pf_sc = 0 ] && grep -qE '^ *[0-9]+ +200 ' $log
+	[ $pf_c = 0 ] && [ $pf_sc = 0 ] && grep -qE "^ *[0-9]+ +$pf_iters " $log
 	report $? "$1"
 }
 
@@ -147,11 +150,11 @@ perf_pair() {
 # checked by the client (-V), the server bound to SADDR in SNS
 rping_pair() {
 	port=$((port + 1))
-	in_ns "$2" timeout 120 rping -s -a "$3" -p $port -C 50 -S 4096 -V \
+	in_ns "$2" timeout 120 rping -s -a "$3" -p $port -C "$rp_iters" -S 4096 -V \
 		> /tmp/server.log 2> /tmp/server.err &
 	rp_s=$!
 	sleep 3		# rping has no TCP port to wait for
-	in_ns "$4" timeout 90 rping -c -a "$3" -p $port -C 50 -S 4096 -V \
+	in_ns "$4" timeout 90 rping -c -a "$3" -p $port -C "$rp_iters" -S 4096 -V \
 		> $log 2> /tmp/client.err
 	# the server ends with the client's disconnect
 	rp_c=$?
@@ -311,6 +314,44 @@ udaddy_pair "udaddy (rdma_cm SIDR, then UD): rxe0 server, client in kwa on krwqw
 	- 198.18.0.1 kwa
 udaddy_pair "udaddy (rdma_cm SIDR, then UD): server in kwa on krwqw0, rxe0 client" \
 	kwa 198.18.0.2 -
+
+# --- a capture of krwq <-> rxe on vrx, which the host reads with tshark
+# (scripts/check-vm), a decoder no one here wrote: UD, UC and RC packets
+# from both ends over IPv4 and IPv6, multi-packet messages, READ responses
+# and atomics, and rdma_cm's MADs on QP1.  Short runs, to keep the
+# capture small; printed gzipped and base64-encoded between @@pcap-begin@@
+# and @@pcap-end@@.
+pp_iters=10 pf_iters=20 rp_iters=5
+tcpdump -Z root -U -s 0 -i vrx -w /tmp/wire.pcap udp port 4791 > /tmp/tcpdump.log 2>&1 &
+td=$!
+wait_for 10 grep -q 'listening on' /tmp/tcpdump.log
+report $? "tcpdump on vrx, for tshark on the host"
+pingpong_pair ud "capture: ibv_ud_pingpong IPv6, rxe0 server, krwqw0 client (kwa)" \
+	- rxe0 fd00:0018:0000:0000:0000:0000:0000:0001 kwa krwqw0 fd00:0018:0000:0000:0000:0000:0000:0002 198.18.0.1
+pingpong_pair uc "capture: ibv_uc_pingpong IPv4, krwqw0 server (kwa), rxe0 client" \
+	kwa krwqw0 198.18.0.2 - rxe0 198.18.0.1
+pingpong_pair rc "capture: ibv_rc_pingpong IPv6, krwqw0 server (kwa), rxe0 client" \
+	kwa krwqw0 fd00:0018:0000:0000:0000:0000:0000:0002 - rxe0 fd00:0018:0000:0000:0000:0000:0000:0001 198.18.0.2
+perf_pair "capture: ib_read_bw, krwqw0 server (kwa), rxe0 client" \
+	"ib_read_bw -s 4096" kwa krwqw0 198.18.0.2 - rxe0 198.18.0.1
+perf_pair "capture: ib_read_bw, rxe0 server, krwqw0 client (kwa)" \
+	"ib_read_bw -s 4096" - rxe0 198.18.0.1 kwa krwqw0 198.18.0.2
+perf_pair "capture: ib_atomic_bw -A CMP_AND_SWAP, krwqw0 server (kwa), rxe0 client" \
+	"ib_atomic_bw -A CMP_AND_SWAP" kwa krwqw0 198.18.0.2 - rxe0 198.18.0.1
+perf_pair "capture: ib_atomic_bw, rxe0 server, krwqw0 client (kwa)" \
+	"ib_atomic_bw" - rxe0 198.18.0.1 kwa krwqw0 198.18.0.2
+rping_pair "capture: rping, rxe0 server, client in kwa on krwqw0" \
+	- 198.18.0.1 kwa
+pp_iters=100 pf_iters=200 rp_iters=50
+sleep 1
+kill -INT $td
+wait $td
+pc=$(wc -c < /tmp/wire.pcap)
+[ "$pc" -gt 100000 ]
+report $? "tcpdump ended, its capture $pc bytes (more than 100,000)" "$(cat /tmp/tcpdump.log)"
+echo "@@pcap-begin@@"
+gzip -c /tmp/wire.pcap | base64
+echo "@@pcap-end@@"
 
 # --- within one namespace: the fabric, not a packet.  Both ends are on
 # krwqw0: the kernel resolves an address of vka's through vab by ARP on
