@@ -53,10 +53,8 @@ pp_iters=100 pf_iters=200 rp_iters=50
 # (`rdma resource show qp -dd`: krwq's send queue and wire state)
 tap_detail() {
 	tap_log_tail
-	for ns in kwa kwb; do
-		ip netns exec $ns rdma -dd resource show qp 2> /dev/null |
-			grep -E -A3 'type (RC|UC) ' | grep -v '^--'
-	done
+	# the RDMA core's namespace mode is shared: any namespace sees all
+	rdma -dd resource show qp 2> /dev/null | grep -E '^link krwq.* type (RC|UC) '
 }
 
 # in_ns NS CMD...: CMD in network namespace NS, "-" being the initial one
@@ -75,12 +73,6 @@ listening_in() {
 	in_ns "$1" sh -c ". /krwq/lib/pair.sh; listening $2"
 }
 
-# pingpong_pair T NAME SNS SDEV SADDR CNS CDEV CADDR [HADDR]:
-# ibv_T_pingpong (ud: 512-byte datagrams; uc, rc: 4 KiB messages, four
-# packets each at the path MTU of 1024), data checked, the server on SDEV in SNS,
-# the client on CDEV in CNS; each side names its own GID by its address,
-# and the client reaches the server's TCP handshake at HADDR (default
-# SADDR; the pingpong's server listens on IPv4 only)
 # pair_log CRC SRC: after the client's output in $log, its errors (last,
 # so that a failure's tail shows them) and exit status CRC, then "---
 # server", the server's output, errors and exit status SRC
@@ -94,6 +86,12 @@ pair_log() {
 	} >> $log
 }
 
+# pingpong_pair T NAME SNS SDEV SADDR CNS CDEV CADDR [HADDR]:
+# ibv_T_pingpong (ud: 512-byte datagrams; uc, rc: 4 KiB messages, four
+# packets each at the path MTU of 1024), data checked, the server on SDEV in SNS,
+# the client on CDEV in CNS; each side names its own GID by its address,
+# and the client reaches the server's TCP handshake at HADDR (default
+# SADDR; the pingpong's server listens on IPv4 only)
 pingpong_pair() {
 	pp_t=$1
 	shift
@@ -146,7 +144,7 @@ perf_pair() {
 	report $? "$1"
 }
 
-# rping_pair NAME SNS SADDR CNS: rdma_cm's rping, 50 pings of 4 KiB
+# rping_pair NAME SNS SADDR CNS: rdma_cm's rping, rp_iters pings of 4 KiB
 # checked by the client (-V), the server bound to SADDR in SNS
 rping_pair() {
 	port=$((port + 1))
@@ -405,6 +403,7 @@ bg() {
 	bg_n=$1 bg_t=$2 bg_ns=$3
 	shift 3
 	rm -f "/tmp/$bg_n.rc"
+	: > "/tmp/$bg_n.log"
 	{
 		in_ns "$bg_ns" timeout "$bg_t" "$@" > "/tmp/$bg_n.log" 2>&1
 		echo $? > "/tmp/$bg_n.rc"
@@ -442,7 +441,7 @@ rp_end() {
 rping_bg kwa 198.18.1.1 kwb
 report $? "rping krwqw1 (kwa) <-> krwqw2 (kwb) carries traffic" "$(rp_state)"
 ip netns exec kwa rdma -dd resource show qp link krwqw1/1 > $log 2>&1
-grep -q 'sq_tail' $log && grep -q 'wire_await' $log && grep -q 'wire_rx_epsn' $log
+grep -Eq 'type RC .* drv_sq_tail [0-9]+ .* drv_wire_await [0-9]+ .* drv_wire_rx_epsn 0x[0-9a-f]+' $log
 report $? "rdma resource show qp -dd: krwqw1's RC QP with its send queue and wire state"
 # With the link down, the end that was sending runs out of retries; the
 # other may be waiting for a receive, which no RC QP gives up on, and is
@@ -466,6 +465,7 @@ report $? "rdma link delete krwqw0 under rping: done, device gone"
 wait_for 60 ended rp-c
 report $? "the rping client on krwqw0 ends by itself within 60 s" "$(rp_state)"
 rp_end
+report $? "rxe0's rping server, whose peer went, stopped" "$(rp_state)"
 
 rping_bg kwa 198.18.1.1 kwb
 report $? "rping krwqw1 (kwa) <-> krwqw2 (kwb) carries traffic, before rmmod" "$(rp_state)"
