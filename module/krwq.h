@@ -656,6 +656,8 @@ bool krwq_port_active(struct krwq_dev *dev);
 enum ib_mtu krwq_port_mtu(struct krwq_dev *dev);
 u32 krwq_port_mtu_bytes(struct krwq_dev *dev);
 u32 krwq_path_mtu_bytes(const struct krwq_qp *qp);
+void krwq_port_wc_vlan(struct krwq_dev *dev, struct ib_wc *wc,
+		       const union ib_gid *dgid);
 void krwq_dev_gid(struct krwq_dev *dev, union ib_gid *gid);
 
 /* fabric.c */

@@ -5,8 +5,10 @@
  * rdma link (netdev.c), by address resolution (fabric.c) and by every
  * send (send.c, resp.c); it asks nobody.
  */
+#include <linux/if_vlan.h>
 #include <linux/netdevice.h>
 #include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
 
 #include "krwq.h"
 
@@ -69,6 +71,44 @@ u32 krwq_path_mtu_bytes(const struct krwq_qp *qp)
 {
 	return min_t(u32, ib_mtu_enum_to_int(qp->attr.path_mtu),
 		     krwq_port_mtu_bytes(qp->dev));
+}
+
+/**
+ * krwq_port_wc_vlan() - mark a receive completion of @dev's with the VLAN
+ * its packet came over: the VLAN of the netdev whose address is the
+ * packet's destination GID (an address of a VLAN netdev on top of the
+ * bound one).  The RDMA core picks the GID an answer goes from by the
+ * VLAN a completion names (none: 0xffff), so without it the IB CM finds
+ * no GID for a REQ that came over a VLAN, and drops it.
+ * @dev: the receiving device.
+ * @wc: the completion, for a kernel consumer (user space's completions
+ *      have no place for the VLAN).
+ * @dgid: the packet's destination GID.
+ *
+ * Context: any; takes the GID table's lock for reading.
+ */
+void krwq_port_wc_vlan(struct krwq_dev *dev, struct ib_wc *wc,
+		       const union ib_gid *dgid)
+{
+	const struct ib_gid_attr *attr;
+	u16 vlan_id = 0xffff;
+
+	if (!dev->ndev)
+		return;
+	/* RoCE v1 and v2 entries of one address share its netdev */
+	attr = rdma_find_gid_by_port(&dev->ibdev, dgid,
+				     IB_GID_TYPE_ROCE_UDP_ENCAP, 1, NULL);
+	if (IS_ERR(attr))
+		attr = rdma_find_gid_by_port(&dev->ibdev, dgid,
+					     IB_GID_TYPE_ROCE, 1, NULL);
+	if (IS_ERR(attr))
+		return;
+	if (!rdma_read_gid_l2_fields(attr, &vlan_id, NULL) &&
+	    vlan_id < VLAN_N_VID) {
+		wc->wc_flags |= IB_WC_WITH_VLAN;
+		wc->vlan_id = vlan_id;
+	}
+	rdma_put_gid_attr(attr);
 }
 
 /**

@@ -1034,6 +1034,8 @@ void krwq_exec_ud(struct krwq_qp *sqp, struct krwq_swqe *w,
 	if (has_grh && !dqp->ibqp.uobject) {
 		wc.wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
 		wc.network_hdr_type = w->route.net_type;
+		krwq_port_wc_vlan(dqp->dev, &wc,
+				  &rdma_ah_read_grh(&w->ah)->dgid);
 	}
 	if (w->opcode == IB_WR_SEND_WITH_IMM) {
 		wc.wc_flags |= IB_WC_WITH_IMM;
@@ -1073,6 +1075,7 @@ void krwq_resp_wire_ud(struct krwq_qp *dqp, const struct krwq_wire_pkt *pkt,
 	u32 len = pkt->payload_len, need = len + KRWQ_UD_GRH_BYTES;
 	enum krwq_take_outcome taken;
 	struct krwq_sge_cursor dst;
+	union ib_gid sgid, dgid;
 	struct ib_wc wc = {};
 	struct krwq_taken t;
 	unsigned long flags;
@@ -1112,6 +1115,8 @@ void krwq_resp_wire_ud(struct krwq_qp *dqp, const struct krwq_wire_pkt *pkt,
 	if (!dqp->ibqp.uobject) {
 		wc.wc_flags |= IB_WC_WITH_NETWORK_HDR_TYPE;
 		wc.network_hdr_type = type;
+		if (!ib_get_gids_from_rdma_hdr(hdr, type, &sgid, &dgid))
+			krwq_port_wc_vlan(dqp->dev, &wc, &dgid);
 	}
 	if (pkt->opcode == IB_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE) {
 		wc.wc_flags |= IB_WC_WITH_IMM;
