@@ -19,6 +19,7 @@
 #include "krwq_core.h"
 #include "rq_alloc.h"
 #include "rq_post.h"
+#include "recv.h"
 #include "resp.h"
 #include "send.h"
 #include "trace.h"

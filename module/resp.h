@@ -2,9 +2,9 @@
 /*
  * resp.h - what the requester (send.c) and the responder (resp.c) share:
  * one run of a send queue, what executing one send WQE came to, and the
- * calls send.c makes into the responder; the receive side's flush, which
- * qp.c uses too; and what the wire (net.c) needs of both: a send WQE's
- * payload, and delivery of what came in.  Private to those four files.
+ * calls send.c makes into the responder; and what the wire (net.c,
+ * wire_req.c, wire_resp.c) needs of both: a send WQE's payload, and
+ * delivery of what came in.
  */
 #ifndef KRWQ_RESP_H
 #define KRWQ_RESP_H
@@ -78,8 +78,6 @@ static inline bool krwq_is_send(enum ib_wr_opcode op)
 	       op == IB_WR_SEND_WITH_INV;
 }
 
-void krwq_rq_flushed(void *ctx, unsigned long long wr_id);
-void krwq_qp_recv_flush_locked(struct krwq_qp *qp);
 void krwq_run_let_irqs_in(struct krwq_qp *sqp) __must_hold(&sqp->s_lock);
 bool krwq_run_can_unlock(struct krwq_qp *sqp);
 void krwq_run_unlock(struct krwq_qp *sqp) __releases(&sqp->s_lock);
@@ -92,6 +90,11 @@ bool krwq_src_get(struct krwq_qp *sqp, struct krwq_swqe *w, int access);
 void krwq_src_put(struct krwq_qp *sqp, struct krwq_swqe *w);
 void krwq_src_cursor(struct krwq_qp *sqp, struct krwq_swqe *w,
 		     struct krwq_sge_cursor *c);
+void krwq_wire_answer(struct krwq_qp *qp, const struct krwq_wire_pkt *pkt,
+		      const union ib_gid *sgid, const union ib_gid *dgid,
+		      const void *payload);
+
+/* wire_resp.c: the responder's side of the wire */
 void krwq_resp_wire_ud(struct krwq_qp *dqp, const struct krwq_wire_pkt *pkt,
 		       const union rdma_network_hdr *hdr,
 		       enum rdma_network_type type, const void *payload);
@@ -104,9 +107,6 @@ void krwq_resp_wire_rc(struct krwq_qp *dqp, const struct krwq_wire_pkt *pkt,
 void krwq_resp_wire_reset(struct krwq_qp *qp);
 bool krwq_wire_from_peer(struct krwq_qp *dqp, const union ib_gid *sgid,
 			 const union ib_gid *dgid);
-void krwq_wire_answer(struct krwq_qp *qp, const struct krwq_wire_pkt *pkt,
-		      const union ib_gid *sgid, const union ib_gid *dgid,
-		      const void *payload);
 
 /* wire_req.c: the requester's side of the wire */
 enum ib_wc_status krwq_wire_send_ud(struct krwq_qp *sqp, struct krwq_swqe *w);

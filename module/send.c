@@ -26,6 +26,7 @@
 
 #include "krwq.h"
 #include "krwq_core.h"
+#include "recv.h"
 #include "resp.h"
 #include "send.h"
 #include "tx.h"
