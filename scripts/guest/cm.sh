@@ -176,11 +176,12 @@ serve() {
 
 # client PROGRAM ARGS...: the client against the server serve started;
 # sets crc and src and leaves the client's output, then the server's, in
-# $log.  A server whose client failed gets 30 s to end.
+# $log.  A server gets 60 s to end after its client did (30 s when the
+# client failed), not the whole of its own timeout.
 client() {
 	timeout 300 "$@" > $log 2>&1
 	crc=$?
-	if [ $crc = 0 ]; then src=$(settle server); else src=$(settle server 30); fi
+	if [ $crc = 0 ]; then src=$(settle server 60); else src=$(settle server 30); fi
 	echo "--- server" >> $log
 	cat /tmp/server.log >> $log
 }
@@ -217,30 +218,44 @@ rping_test() {
 	report $ok "$label rping $2, 100 x 4 KiB, data verified"
 }
 
+# peer_test TEXT FUNCTION [ARG...]: FUNCTION (one try of a test: 0 when
+# it passed) reported as "$label TEXT".  A sanity peer (rxe, siw) gets a
+# second try: under TCG rxe's RC sometimes stalls past a program's
+# patience (perftest's, or rdma_server's wait for its send's completion),
+# which is no finding about krwq.  krwq gets one try.
+peer_test() {
+	pt_text=$1
+	shift
+	"$@"
+	pt=$?
+	if [ $pt != 0 ] && [ "$type" != krwq ]; then
+		echo "# $label $pt_text failed once on the peer; a second try after:"
+		tail -n 8 $log | sed 's/^/#   /'
+		"$@"
+		pt=$?
+	fi
+	report $pt "$label $pt_text"
+}
+
 # perftest_try PROGRAM: one server and client of PROGRAM -R; 0 when the
 # client printed a result row
 perftest_try() {
 	next_port
-	serve $port "$1" -d "$name" -R -n $iters -p $port
+	serve $port "$1" -d "$name" -R -n "$iters" -p $port
 	# shellcheck disable=SC2086 # cm_delay is words
-	client $cm_delay "$1" -d "$name" -R -n $iters -p $port "$a4"
+	client $cm_delay "$1" -d "$name" -R -n "$iters" -p $port "$a4"
 	both_ok && client_has "$row"
 }
 
-# perftest_test PROGRAM: PROGRAM -R, a result row from the client. A
-# sanity peer (rxe, siw) gets a second try: under TCG rxe's RC sometimes
-# stalls past perftest's patience, which is no finding about krwq; krwq
-# gets one try.
-perftest_test() {
-	perftest_try "$1"
-	pt=$?
-	if [ $pt != 0 ] && [ "$type" != krwq ]; then
-		echo "# $label $1 -R failed once on the peer; a second try after:"
-		tail -n 8 $log | sed 's/^/#   /'
-		perftest_try "$1"
-		pt=$?
-	fi
-	report $pt "$label $1 -R, $iters iterations"
+perftest_test() { peer_test "$1 -R, $iters iterations" perftest_try "$1"; }
+
+# rdma_server_try: one rdma_server and rdma_client (librdmacm's
+# synchronous calls: a send and a receive each way)
+rdma_server_try() {
+	next_port
+	serve $port rdma_server -s "$a4" -p $port
+	client rdma_client -s "$a4" -p $port
+	both_ok && client_has '^rdma_client: end 0$' && server_has '^rdma_server: end 0$'
 }
 
 # perftest prints a table row of numbers under its header
@@ -293,11 +308,7 @@ functional() {
 	# over a VLAN: what the IB CM and SIDR carry; the rest is the same
 	# verbs as without one
 	if [ -z "$vlan" ]; then
-		next_port
-		serve $port rdma_server -s "$a4" -p $port
-		client rdma_client -s "$a4" -p $port
-		both_ok && client_has '^rdma_client: end 0$' && server_has '^rdma_server: end 0$'
-		report $? "$label rdma_server / rdma_client"
+		peer_test "rdma_server / rdma_client" rdma_server_try
 
 		if [ "$type" = rxe ]; then
 			# rxe_mr_copy's slab-out-of-bounds read (KASAN) on rsocket
