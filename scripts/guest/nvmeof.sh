@@ -34,63 +34,7 @@
 . /krwq/lib/nvmeof-lib.sh
 bglog=/tmp/nvmeof-bg.log
 size_mib=${SIZE_MIB:-256}
-# fio's own bound: 256 MiB over rxe under TCG and KASAN took 640-750 s
-# on a loaded host
-fio_tmo=1500
 tap_t0=$(cut -d. -f1 /proc/uptime)
-
-# --- I/O
-
-# fio_pattern DEV [fio option...]: SIZE_MIB in 128 KiB blocks from
-# offset 0 with a crc32c verify header in each; with --do_verify=0 it
-# lays the pattern down, with --verify_only=1 it reads it back and checks
-# it (the same job, so the same offsets and seed).  A shallow queue: rxe
-# under TCG and KASAN answers in softirq, and 16 deep it starved a vCPU
-# into soft lockups
-fio_pattern() {
-	dev=$1
-	shift
-	timeout $fio_tmo fio --name=krwq-nvmeof --filename="/dev/$dev" \
-		--ioengine=libaio --direct=1 --rw=write --bs=128k --iodepth=4 \
-		--size="${size_mib}M" --verify=crc32c "$@" > "$log" 2>&1
-}
-
-# fio_ok STATUS WHAT: fio exited 0, its job reports err= 0, WHAT (READ or
-# WRITE) moved SIZE_MIB (fio prints 3 digits: io=32.0MiB, io=256MiB) in
-# as many 128 KiB I/Os, and no verify complaint
-fio_ok() {
-	blocks=$((size_mib * 8))
-	issued="total=0,$blocks,"
-	[ "$2" = READ ] && issued="total=$blocks,"
-	[ "$1" = 0 ] && grep -q 'err= 0:' "$log" &&
-		grep -Eq "^ *$2: .*io=${size_mib}(\.0)?MiB " "$log" &&
-		grep -q "issued rwts: $issued" "$log" &&
-		! grep -Eqi 'verify.*(bad|fail)' "$log"
-}
-
-write_and_verify() {
-	t0=$(now)
-	fio_pattern "$1" --do_verify=0
-	fio_ok $? WRITE
-	report $? "fio: $size_mib MiB written to /dev/$1, direct, crc32c pattern ($(($(now) - t0)) s)"
-	check "drop the page cache" 30 sh -c 'sync && echo 3 > /proc/sys/vm/drop_caches'
-	verify_pattern "$1"
-	# the check of the check: a range never written must fail to verify
-	timeout 300 fio --name=krwq-nvmeof --filename="/dev/$1" --ioengine=libaio \
-		--direct=1 --rw=write --bs=128k --offset=$((nullb_gb * 1024 - 8))M \
-		--size=1M --verify=crc32c --verify_only=1 > "$log" 2>&1
-	rc=$?
-	[ $rc != 0 ] && [ $rc != 124 ] && grep -q 'verify: bad magic header' "$log"
-	report $? "fio's verify rejects a range never written (status $rc)"
-}
-
-verify_pattern() {
-	t0=$(now)
-	fio_pattern "$1" --verify_only=1
-	fio_ok $? READ
-	report $? "fio: $size_mib MiB read back from /dev/$1 and verified, no verify errors ($(($(now) - t0)) s)"
-}
-
 # --- what runs on the device
 
 # cm_qps DEV: the number of DEV's connected kernel QPs made through
