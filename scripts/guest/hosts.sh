@@ -1,0 +1,300 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# hosts.sh - two machines: runs in each of two VMs whose eth0s are joined
+# by a link (scripts/vm --link; scripts/check-hosts starts both).  Every
+# packet between them crosses the link, so RoCEv2 leaves one kernel and
+# enters the other.
+#   hosts.sh serve   host A (192.0.2.1, 2001:db8:f::1): krwqa, a krwq
+#                    device on eth0, and an NVMe over Fabrics target on
+#                    it (a memory-backed null_blk, 192.0.2.1:4420); then
+#                    it answers host B's requests (below) until B says
+#                    "done", and tears all of it down
+#   hosts.sh drive   host B (192.0.2.2, 2001:db8:f::2): the tests against
+#                    A, first with krwqb, a krwq device on eth0, then,
+#                    krwq unloaded, with rxeb, rdma_rxe's, on eth0:
+#                    rping -V over IPv4 and IPv6 with the server on A,
+#                    rping -V with the server on B, ib_send_bw,
+#                    ib_write_bw and ib_read_bw -R, and NVMe-oF both
+#                    ways: B's nvme-rdma against A's target, and A's
+#                    against a target on B, each SIZE_MIB (default 64)
+#                    written and verified
+# Each prints TAP and ends with "N passed, N failed".
+#
+# The requests: B sends one line to A's TCP port 7000 (busybox nc; A runs
+# one `hosts.sh request` per connection) and reads the answer:
+#   hello                   "hello": A is up, its device ready
+#   serve PORT CMD...       starts the server CMD in the background and
+#                           answers "ready" once an rdma_cm ID listens on
+#                           PORT, else "not listening" and its output
+#   result                  waits for that server to end (60 s, then
+#                           kills it); answers "status N" and its output
+#   run SECONDS CMD...      runs CMD (a client) under timeout; answers
+#                           "status N" and its output
+#   done                    A may tear down and end
+# Words are split on blanks: no argument holds one.
+# scripts/vm puts the libraries in /krwq/lib
+# shellcheck source=scripts/guest/tap.sh
+. /krwq/lib/tap.sh
+# shellcheck source=scripts/guest/nvmeof-lib.sh
+. /krwq/lib/nvmeof-lib.sh
+tap_t0=$(cut -d. -f1 /proc/uptime)
+log=/tmp/hosts.log
+a4=192.0.2.1 a6=2001:db8:f::1
+b4=192.0.2.2 b6=2001:db8:f::2
+rport=7000
+nqn=nqn.2026-12.org.example.krwq:hosts-a
+nqn_b=nqn.2026-12.org.example.krwq:hosts-b
+size_mib=${SIZE_MIB:-64}
+# srv: the background server's files (A: a request's; B: its own)
+srv=/tmp/hosts-srv
+done_flag=/tmp/hosts.done
+
+# --- both hosts
+
+# link_up ADDR4 ADDR6: eth0, the link to the other host, up with ADDR4/24
+# and ADDR6/64
+link_up() {
+	{
+		timeout 60 modprobe -a virtio_pci virtio_net &&
+			wait_for 20 test -e /sys/class/net/eth0 &&
+			ip link set eth0 up &&
+			ip addr add "$1/24" dev eth0 &&
+			ip -6 addr add "$2/64" dev eth0 nodad
+	} > "$log" 2>&1
+	report $? "eth0 (virtio-net, the link) up with $1/24 and $2/64"
+}
+
+# listening PORT: an rdma_cm ID listens on PORT, on any device
+listening() {
+	rdma resource show cm_id 2> /dev/null | grep ' state LISTEN ' |
+		grep -q " src-addr [^ ]*:$1 "
+}
+
+# server_start CMD...: CMD in the background under timeout (300 s), its
+# output in $srv.log, its exit status in $srv.rc when it ends; nothing
+# of it holds this shell's standard streams (on A, the request's socket)
+server_start() {
+	rm -f "$srv.rc" "$srv.pid"
+	(
+		timeout 300 "$@" > "$srv.log" 2>&1 &
+		echo $! > "$srv.pid"
+		wait $!
+		echo $? > "$srv.rc"
+	) < /dev/null > /dev/null 2>&1 &
+	wait_for 10 test -s "$srv.pid"
+}
+
+server_ended() { [ -s "$srv.rc" ]; }
+
+# server_settle SECONDS: wait for the server to end, killing it after
+# SECONDS; prints its exit status
+server_settle() {
+	wait_for "$1" server_ended || kill "$(cat "$srv.pid")" 2> /dev/null
+	wait_for 10 server_ended
+	cat "$srv.rc" 2> /dev/null || echo none
+}
+
+# listening_or_ended PORT: the server listens on PORT, or gave up
+listening_or_ended() { listening "$1" || server_ended; }
+
+# --- host A
+
+# request: one request from B, read from stdin, answered on stdout
+request() {
+	read -r rq_line || return 0
+	# shellcheck disable=SC2086 # the request's words
+	set -- $rq_line
+	rq_what=$1
+	shift
+	case $rq_what in
+	hello) echo hello ;;
+	serve)
+		rq_port=$1
+		shift
+		server_start "$@"
+		if wait_for 60 listening_or_ended "$rq_port" && listening "$rq_port"; then
+			echo ready
+		else
+			echo "not listening"
+			cat "$srv.log"
+		fi ;;
+	result)
+		echo "status $(server_settle 60)"
+		cat "$srv.log" ;;
+	run)
+		rq_secs=$1
+		shift
+		timeout "$rq_secs" "$@" > /tmp/hosts-run.log 2>&1
+		echo "status $?"
+		cat /tmp/hosts-run.log ;;
+	done)
+		touch $done_flag
+		echo bye ;;
+	*) echo "unknown request $rq_what" ;;
+	esac
+}
+
+serve() {
+	link_up $a4 $a6
+	link_add krwq krwqa eth0
+	modules_up 0
+	target_up "$nqn" $a4
+	rm -f $done_flag
+	nc -ll -p $rport -e /bin/sh /krwq/add/hosts.sh request &
+	nc_pid=$!
+	wait_for 10 sh -c "netstat -ltn | grep -q ':$rport '"
+	report $? "requests served on TCP port $rport"
+	echo "# waiting for host B"
+	# B's tests take minutes; bounded by the VM's own timeout too
+	wait_for 1500 test -e $done_flag
+	report $? "host B said done"
+	kill $nc_pid 2> /dev/null
+	c_tx=$(stat_of krwqa wire_tx_packets) c_rx=$(stat_of krwqa wire_rx_packets)
+	c_bad=$(stat_of krwqa wire_icrc_errors)
+	[ "$c_tx" -gt 0 ] && [ "$c_rx" -gt 0 ] && [ "$c_bad" = 0 ]
+	report $? "krwqa's counters: $c_tx packets out, $c_rx in, $c_bad ICRC errors"
+	target_down "$nqn"
+	modules_down
+	check "rdma link delete krwqa" 60 rdma link delete krwqa
+	tap_summary
+}
+
+# --- host B
+
+# ask REQUEST...: REQUEST to A; its answer on stdout (a run of the
+# NVMe-oF host takes minutes)
+ask() {
+	echo "$*" | timeout 700 nc -w 5 $a4 $rport
+}
+
+a_answers() { ask hello | grep -qx hello; }
+
+# remote_pair TEXT PORT SERVER CLIENT: SERVER (words) on A listening on
+# PORT, CLIENT (words) here against it; reports TEXT when both exit 0
+# and the client's output matches $want_client and the server's
+# $want_server (extended regular expressions).  The log holds the
+# client's output, then A's answer about the server.
+remote_pair() {
+	rp_text=$1 rp_port=$2 rp_server=$3 rp_client=$4
+	ask serve "$rp_port" "$rp_server" > /tmp/hosts-ask.log
+	if ! grep -qx ready /tmp/hosts-ask.log; then
+		cp /tmp/hosts-ask.log $log
+		report 1 "$label $rp_text"
+		return
+	fi
+	# shellcheck disable=SC2086 # the client's words
+	timeout 300 $rp_client > $log 2>&1
+	rp_crc=$?
+	echo "--- server" >> $log
+	ask result >> $log
+	rp_src=$(sed -n '/^--- server$/{n;s/^status //p}' $log)
+	echo "client exited $rp_crc, server $rp_src" >> $log
+	[ $rp_crc = 0 ] && [ "$rp_src" = 0 ] &&
+		sed '/^--- server$/,$d' $log | grep -Eq "$want_client" &&
+		sed -n '/^--- server$/,$p' $log | grep -Eq "$want_server"
+	report $? "$label $rp_text"
+}
+
+# local_pair TEXT PORT SERVER CLIENT: SERVER here listening on PORT,
+# CLIENT on A (run); checked as remote_pair's
+local_pair() {
+	lp_text=$1 lp_port=$2
+	# shellcheck disable=SC2086 # the server's words
+	server_start $3
+	wait_for 60 listening "$lp_port"
+	ask run 300 "$4" > $log
+	lp_crc=$(sed -n '1s/^status //p' $log)
+	lp_src=$(server_settle 60)
+	{ echo "--- server"; cat "$srv.log"; echo "client exited $lp_crc, server $lp_src"; } >> $log
+	[ "$lp_crc" = 0 ] && [ "$lp_src" = 0 ] &&
+		sed '/^--- server$/,$d' $log | grep -Eq "$want_client" &&
+		sed -n '/^--- server$/,$p' $log | grep -Eq "$want_server"
+	report $? "$label $lp_text"
+}
+
+# against DEV: the tests with DEV, this host's device, against A's krwqa
+against() {
+	dev=$1
+	label="$dev -> krwqa:"
+	ag_t0=$(now)
+	port=18800
+	# rping -V checks every ping's data; -v shows each, the 100th last
+	want_client='^ping data: rdma-ping-99: ' want_server='^server ping data: rdma-ping-99: '
+	for ad in "$a4 IPv4" "$a6 IPv6"; do
+		port=$((port + 1))
+		remote_pair "rping over ${ad#* }, server on A, 100 x 4 KiB, data verified" $port \
+			"rping -s -a ${ad% *} -p $port -C 100 -S 4096 -V -v" \
+			"rping -c -a ${ad% *} -p $port -C 100 -S 4096 -V -v"
+	done
+	port=$((port + 1))
+	local_pair "rping over IPv4, server on B, 100 x 4 KiB, data verified" $port \
+		"rping -s -a $b4 -p $port -C 100 -S 4096 -V -v" \
+		"rping -c -a $b4 -p $port -C 100 -S 4096 -V -v"
+
+	# perftest prints its result row under the header
+	want_client='^ *[0-9]+ +[0-9]+ +[0-9.]+' want_server=.
+	for pt in ib_send_bw ib_write_bw ib_read_bw; do
+		port=$((port + 1))
+		remote_pair "$pt -R, 64 KiB x 200" $port \
+			"$pt -d krwqa -R -n 200 -p $port" \
+			"env LD_PRELOAD=/krwq/bin/cm_delay.so $pt -d $dev -R -n 200 -p $port $a4"
+	done
+
+	echo "# $label NVMe-oF: nvme-rdma here, nvmet-rdma on A"
+	check "modprobe nvme-rdma" 60 modprobe nvme-rdma
+	nvme_host "$nqn" $a4
+
+	echo "# $label NVMe-oF: nvmet-rdma here, nvme-rdma on A"
+	modules_up 0
+	target_up "$nqn_b" $b4
+	ask run 600 sh /krwq/add/hosts.sh nvme-host "$nqn_b" $b4 > $log
+	grep -qx 'status 0' $log
+	report $? "$label A's nvme-rdma against this target: connect, $size_mib MiB written and verified, disconnect ($(grep -c '^ok ' $log) checks)"
+	target_down "$nqn_b"
+	modules_down
+	echo "# $label $(($(now) - ag_t0)) s"
+}
+
+# nvme_host NQN ADDR: the host's part: connect to NQN at ADDR, write and
+# verify the pattern, disconnect
+nvme_host() {
+	if connect "$1" "$2"; then
+		write_and_verify "$ns"
+		disconnect "$1"
+	fi
+}
+
+drive() {
+	link_up $b4 $b6
+	wait_for 300 a_answers
+	report $? "host A answers on $a4:$rport"
+
+	link_add krwq krwqb eth0
+	against krwqb
+	c_tx=$(stat_of krwqb wire_tx_packets) c_bad=$(stat_of krwqb wire_icrc_errors)
+	c_local=$(stat_of krwqb local_msgs)
+	[ "$c_tx" -gt 0 ] && [ "$c_bad" = 0 ]
+	report $? "krwqb's counters: $c_tx packets out, $c_bad ICRC errors, $c_local messages on the local path"
+	check "rdma link delete krwqb" 60 rdma link delete krwqb
+	check "rmmod krwq" 60 rmmod krwq
+
+	# rxe binds RoCEv2's UDP port when it loads; krwq is gone
+	timeout 60 modprobe crc32_generic 2> /dev/null
+	check "modprobe rdma_rxe" 60 modprobe rdma_rxe
+	link_add rxe rxeb eth0
+	against rxeb
+	check "rdma link delete rxeb" 60 rdma link delete rxeb
+
+	ask "done" > /dev/null
+	tap_summary
+}
+
+case ${1:-} in
+serve) serve ;;
+drive) drive ;;
+request) request ;;
+# A, at B's request: the host against B's target
+nvme-host) nvme_host "$2" "$3"; tap_summary ;;
+*) echo "usage: hosts.sh serve|drive" >&2; exit 2 ;;
+esac
