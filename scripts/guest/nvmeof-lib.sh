@@ -220,7 +220,16 @@ disconnect() {
 # on a loaded host
 fio_tmo=1500
 
-# fio_pattern DEV [fio option...]: SIZE_MIB in 128 KiB blocks from
+# io_path TARGET: where the I/O goes: TARGET itself when it is a path
+# (a file, as on NFS), else /dev/TARGET (a block device's name)
+io_path() {
+	case $1 in
+	/*) echo "$1" ;;
+	*) echo "/dev/$1" ;;
+	esac
+}
+
+# fio_pattern TARGET [fio option...]: SIZE_MIB in 128 KiB blocks from
 # offset 0 with a crc32c verify header in each; with --do_verify=0 it
 # lays the pattern down, with --verify_only=1 it reads it back and checks
 # it (the same job, so the same offsets and seed).  A shallow queue: rxe
@@ -230,7 +239,7 @@ fio_tmo=1500
 fio_pattern() {
 	dev=$1
 	shift
-	timeout $fio_tmo fio --name=krwq-nvmeof --filename="/dev/$dev" \
+	timeout $fio_tmo fio --name=krwq-nvmeof --filename="$(io_path "$dev")" \
 		--ioengine=libaio --direct=1 --rw=write --bs=128k --iodepth=4 \
 		--size="${size_mib}M" --verify=crc32c "$@" > "$log" 2>&1
 }
@@ -248,25 +257,37 @@ fio_ok() {
 		! grep -Eqi 'verify.*(bad|fail)' "$log"
 }
 
+# write_and_verify TARGET: the pattern written, the caches dropped, the
+# pattern verified; then the check of the check: a range holding no
+# pattern must fail to verify (on a device, its last 8 MiB, never
+# written; in a file, its first block, overwritten with zeros)
 write_and_verify() {
 	t0=$(now)
 	fio_pattern "$1" --do_verify=0
 	fio_ok $? WRITE
-	report $? "fio: $size_mib MiB written to /dev/$1, direct, crc32c pattern ($(($(now) - t0)) s)"
+	report $? "fio: $size_mib MiB written to $(io_path "$1"), direct, crc32c pattern ($(($(now) - t0)) s)"
 	check "drop the page cache" 30 sh -c 'sync && echo 3 > /proc/sys/vm/drop_caches'
 	verify_pattern "$1"
-	# the check of the check: a range never written must fail to verify
-	timeout 300 fio --name=krwq-nvmeof --filename="/dev/$1" --ioengine=libaio \
-		--direct=1 --rw=write --bs=128k --offset=$((nullb_gb * 1024 - 8))M \
+	case $1 in
+	/*)
+		what="its first block zeroed"
+		offset=0
+		dd if=/dev/zero of="$1" bs=128k count=1 conv=notrunc 2> /dev/null && sync ;;
+	*)
+		what="a range never written"
+		offset=$((nullb_gb * 1024 - 8)) ;;
+	esac
+	timeout 300 fio --name=krwq-nvmeof --filename="$(io_path "$1")" --ioengine=libaio \
+		--direct=1 --rw=write --bs=128k --offset="${offset}M" \
 		--size=1M --verify=crc32c --verify_only=1 > "$log" 2>&1
 	rc=$?
 	[ $rc != 0 ] && [ $rc != 124 ] && grep -q 'verify: bad magic header' "$log"
-	report $? "fio's verify rejects a range never written (status $rc)"
+	report $? "fio's verify rejects $what (status $rc)"
 }
 
 verify_pattern() {
 	t0=$(now)
 	fio_pattern "$1" --verify_only=1
 	fio_ok $? READ
-	report $? "fio: $size_mib MiB read back from /dev/$1 and verified, no verify errors ($(($(now) - t0)) s)"
+	report $? "fio: $size_mib MiB read back from $(io_path "$1") and verified, no verify errors ($(($(now) - t0)) s)"
 }
