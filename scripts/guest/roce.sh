@@ -13,11 +13,11 @@
 #   has_stat DEV NAME         DEV's port 1 has a counter NAME
 
 wait_for() {
-	wf_t=$(($1 * 10))
+	wf_end=$(($(cut -d. -f1 /proc/uptime) + $1))
 	shift
-	while ! "$@" > /dev/null 2>&1; do
-		wf_t=$((wf_t - 1))
-		[ $wf_t -gt 0 ] || return 1
+	until "$@" > /dev/null 2>&1; do
+		# a deadline, not a count of tries: CMD's own time counts too
+		[ "$(cut -d. -f1 /proc/uptime)" -lt $wf_end ] || return 1
 		sleep 0.1
 	done
 }
