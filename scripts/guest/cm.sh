@@ -145,13 +145,21 @@ start() {
 ended() { [ -s "/tmp/$1.rc" ]; }
 
 # settle NAME [SECONDS]: wait for NAME to end (its timeout bounds that),
-# or kill it after SECONDS; prints its exit status
+# or kill it after SECONDS (SIGKILL 10 s later); prints its exit status,
+# or "none" if even that did not end it
 settle() {
 	k=0
 	until ended "$1"; do
 		if [ -n "${2:-}" ] && [ $k -eq $(($2 * 5)) ]; then
 			echo "# $1 still running after $2 s; killed" >&2
 			kill "$(cat "/tmp/$1.pid")" 2> /dev/null
+		fi
+		if [ -n "${2:-}" ] && [ $k -eq $((($2 + 10) * 5)) ]; then
+			kill -9 "$(cat "/tmp/$1.pid")" 2> /dev/null
+		fi
+		if [ -n "${2:-}" ] && [ $k -ge $((($2 + 20) * 5)) ]; then
+			echo none
+			return
 		fi
 		sleep 0.2
 		k=$((k + 1))

@@ -27,10 +27,12 @@
 #   serve PORT CMD...       starts the server CMD in the background and
 #                           answers "ready" once an rdma_cm ID listens on
 #                           PORT, else "not listening" and its output
-#   result                  waits for that server to end (60 s, then
-#                           kills it); answers "status N" and its output
-#   run SECONDS CMD...      runs CMD (a client) under timeout; answers
-#                           "status N" and its output
+#   result PORT             waits for the server on PORT to end (60 s,
+#                           then kills it); answers "status N" and its
+#                           output
+#   run SECONDS CMD...      runs CMD (a client) under timeout, its stdin
+#                           not the socket; answers "status N" and its
+#                           output
 #   done                    A may tear down and end
 # Words are split on blanks: no argument holds one.
 # scripts/vm puts the libraries in /krwq/lib
@@ -46,9 +48,14 @@ rport=7000
 nqn=nqn.2026-12.org.example.krwq:hosts-a
 nqn_b=nqn.2026-12.org.example.krwq:hosts-b
 size_mib=${SIZE_MIB:-64}
-# srv: the background server's files (A: a request's; B: its own)
-srv=/tmp/hosts-srv
+# srv_of PORT: where the files of the server on PORT go (sets srv); each
+# test has a port of its own, so a server that outlived its test never
+# answers for the next
+srv_of() { srv=/tmp/hosts-srv-$1; }
 done_flag=/tmp/hosts.done
+# fio's bound within one of A's runs for B (ask's "run"): 64 MiB under TCG
+# takes 15-25 s
+fio_tmo=300
 
 # --- both hosts
 
@@ -112,6 +119,7 @@ request() {
 	serve)
 		rq_port=$1
 		shift
+		srv_of "$rq_port"
 		server_start "$@"
 		if wait_for 60 listening_or_ended "$rq_port" && listening "$rq_port"; then
 			echo ready
@@ -120,12 +128,13 @@ request() {
 			cat "$srv.log"
 		fi ;;
 	result)
+		srv_of "$1"
 		echo "status $(server_settle 60)"
 		cat "$srv.log" ;;
 	run)
 		rq_secs=$1
 		shift
-		timeout "$rq_secs" "$@" > /tmp/hosts-run.log 2>&1
+		timeout "$rq_secs" "$@" < /dev/null > /tmp/hosts-run.log 2>&1
 		echo "status $?"
 		cat /tmp/hosts-run.log ;;
 	done)
@@ -165,7 +174,7 @@ serve() {
 # ask REQUEST...: REQUEST to A; its answer on stdout (a run of the
 # NVMe-oF host takes minutes)
 ask() {
-	echo "$*" | timeout 700 nc -w 5 $a4 $rport
+	echo "$*" | timeout 1300 nc -w 5 $a4 $rport
 }
 
 a_answers() { ask hello | grep -qx hello; }
@@ -180,6 +189,8 @@ remote_pair() {
 	ask serve "$rp_port" "$rp_server" > /tmp/hosts-ask.log
 	if ! grep -qx ready /tmp/hosts-ask.log; then
 		cp /tmp/hosts-ask.log $log
+		# the server must not outlive its test
+		ask result "$rp_port" >> $log
 		report 1 "$label $rp_text"
 		return
 	fi
@@ -187,7 +198,7 @@ remote_pair() {
 	timeout 300 $rp_client > $log 2>&1
 	rp_crc=$?
 	echo "--- server" >> $log
-	ask result >> $log
+	ask result "$rp_port" >> $log
 	rp_src=$(sed -n '/^--- server$/{n;s/^status //p}' $log)
 	echo "client exited $rp_crc, server $rp_src" >> $log
 	[ $rp_crc = 0 ] && [ "$rp_src" = 0 ] &&
@@ -200,6 +211,7 @@ remote_pair() {
 # CLIENT on A (run); checked as remote_pair's
 local_pair() {
 	lp_text=$1 lp_port=$2
+	srv_of "$lp_port"
 	# shellcheck disable=SC2086 # the server's words
 	server_start $3
 	wait_for 60 listening "$lp_port"
@@ -218,7 +230,6 @@ against() {
 	dev=$1
 	label="$dev -> krwqa:"
 	ag_t0=$(now)
-	port=18800
 	# rping -V checks every ping's data; -v shows each, the 100th last
 	want_client='^ping data: rdma-ping-99: ' want_server='^server ping data: rdma-ping-99: '
 	for ad in "$a4 IPv4" "$a6 IPv6"; do
@@ -248,8 +259,8 @@ against() {
 	echo "# $label NVMe-oF: nvmet-rdma here, nvme-rdma on A"
 	modules_up 0
 	target_up "$nqn_b" $b4
-	ask run 600 sh /krwq/add/hosts.sh nvme-host "$nqn_b" $b4 > $log
-	grep -qx 'status 0' $log
+	ask run 1200 sh /krwq/add/hosts.sh nvme-host "$nqn_b" $b4 > $log
+	[ "$(sed -n '1s/^status //p' $log)" = 0 ]
 	report $? "$label A's nvme-rdma against this target: connect, $size_mib MiB written and verified, disconnect ($(grep -c '^ok ' $log) checks)"
 	target_down "$nqn_b"
 	modules_down
@@ -266,6 +277,8 @@ nvme_host() {
 }
 
 drive() {
+	# each test's port, across both devices' rounds
+	port=18800
 	link_up $b4 $b6
 	wait_for 300 a_answers
 	report $? "host A answers on $a4:$rport"
