@@ -67,6 +67,7 @@ static struct ib_qp *vt_qp(struct vt *v, enum ib_qp_type type, bool srq)
 		.cap = {
 			.max_send_wr = VT_DEPTH, .max_recv_wr = VT_DEPTH,
 			.max_send_sge = 4, .max_recv_sge = 4,
+			.max_inline_data = 64,
 		},
 		.sq_sig_type = IB_SIGNAL_ALL_WR,
 		.qp_type = type,
@@ -1393,10 +1394,17 @@ static void vt_fast_reg_refused(struct kunit *t)
 	ib_dealloc_pd(pd2);
 }
 
-/* SEND_WITH_INV invalidates the receiver's region and says so. */
-static void vt_send_with_invalidate(struct kunit *t)
+/*
+ * SEND_WITH_INV (with @flags) invalidates the receiver's region and says
+ * so.  An inline payload lies in the send queue: the sender holds no
+ * region that the invalidation could count as its own, and before, the
+ * invalidation read that list of held regions anyway, from a NULL
+ * pointer (an oops under the receiver's r_lock).
+ * Return: the region's key, its region gone.
+ */
+static noinline u32 vt_send_inv_once(struct kunit *t, struct vt *v,
+				     int flags)
 {
-	struct vt *v = t->priv;
 	u8 *buf = kunit_kzalloc(t, PAGE_SIZE, GFP_KERNEL);
 	struct ib_sge sge = {
 		.addr = (uintptr_t)v->abuf, .length = 16,
@@ -1404,16 +1412,19 @@ static void vt_send_with_invalidate(struct kunit *t)
 	};
 	struct ib_send_wr wr = {
 		.wr_id = 9, .sg_list = &sge, .num_sge = 1,
-		.opcode = IB_WR_SEND_WITH_INV, .send_flags = IB_SEND_SIGNALED,
+		.opcode = IB_WR_SEND_WITH_INV,
+		.send_flags = IB_SEND_SIGNALED | flags,
 	};
 	const struct ib_send_wr *bad;
 	struct scatterlist sg;
 	struct ib_qp *c, *d;
 	struct ib_mr *mr;
 	struct ib_wc wc;
+	u32 key;
 
 	KUNIT_ASSERT_NOT_NULL(t, buf);
 	mr = vt_fr_registered(t, v, buf, 1, &sg, &c, &d);
+	key = mr->rkey;
 
 	wr.ex.invalidate_rkey = mr->rkey;
 	KUNIT_ASSERT_EQ(t, vt_post_recv(v, d, 10, v->bbuf, 64), 0);
@@ -1429,10 +1440,32 @@ static void vt_send_with_invalidate(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_REM_ACCESS_ERR);
 	vt_free_qp(v, c);
 	vt_free_qp(v, d);
+	vt_fr_free(v, mr, &sg);
+	return key;
+}
+
+static void vt_send_with_invalidate(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->abuf, .length = 16,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_id = 9, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND_WITH_INV, .send_flags = IB_SEND_SIGNALED,
+	};
+	const struct ib_send_wr *bad;
+	struct ib_qp *c, *d;
+	struct ib_wc wc;
+	u32 key;
+
+	vt_send_inv_once(t, v, 0);
+	key = vt_send_inv_once(t, v, IB_SEND_INLINE);
 
 	/* a key the receiver has no region for: an invalid request */
 	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
-	wr.ex.invalidate_rkey = mr->rkey + 1;
+	wr.ex.invalidate_rkey = key;
 	KUNIT_ASSERT_EQ(t, vt_post_recv(v, d, 11, v->bbuf, 64), 0);
 	KUNIT_ASSERT_EQ(t, ib_post_send(c, &wr, &bad), 0);
 	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
@@ -1441,7 +1474,6 @@ static void vt_send_with_invalidate(struct kunit *t)
 	KUNIT_EXPECT_NE(t, wc.status, IB_WC_SUCCESS);
 	vt_free_qp(v, c);
 	vt_free_qp(v, d);
-	vt_fr_free(v, mr, &sg);
 }
 
 /* What query_qp says of a QP's max_inline_data; -1 if it fails. */

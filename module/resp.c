@@ -362,11 +362,16 @@ static void krwq_exec_send(struct krwq_qp *sqp, struct krwq_qp *dqp,
 	krwq_src_cursor(sqp, w, &src);
 	if (!krwq_fill_rwqe(sqp, dqp, &t, &src, w->length, NULL, 0, o))
 		goto out;
-	/* remote invalidation: a fast-registration region of the receiver's */
+	/*
+	 * remote invalidation: a fast-registration region of the receiver's;
+	 * the sender's own buffers may lie in it, and are not waited for (an
+	 * inline payload holds none, though num_sge still counts its SGEs)
+	 */
 	if (w->opcode == IB_WR_SEND_WITH_INV) {
 		if (krwq_mr_invalidate(dqp->dev, dqp->ibqp.pd, w->rkey,
+				       sqp->s_mrs,
 				       w->send_flags & IB_SEND_INLINE ?
-				       NULL : sqp->s_mrs, w->num_sge)) {
+				       0 : w->num_sge)) {
 			krwq_dest_error(dqp, t.wr_id, IB_WC_LOC_PROT_ERR);
 			o->status = IB_WC_REM_INV_REQ_ERR;
 			goto out;
