@@ -15,11 +15,14 @@
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
 #include <rdma/ib_pack.h>
 #include <rdma/ib_verbs.h>
 
 #include "../module/krwq.h"
+#include "../module/resp.h"
 #include "../module/uflush.h"
+#include "../module/wire.h"
 #include "counter.h"
 
 #define VT_DEPTH	16
@@ -1476,6 +1479,280 @@ static void vt_send_with_invalidate(struct kunit *t)
 	vt_free_qp(v, d);
 }
 
+/* One ib_post_send() from a kthread of its own. */
+struct vt_poster {
+	struct ib_qp *qp;
+	const struct ib_send_wr *wr;
+	int ret;
+	struct completion done;
+};
+
+static int vt_poster_fn(void *arg)
+{
+	struct vt_poster *p = arg;
+	const struct ib_send_wr *bad;
+
+	p->ret = ib_post_send(p->qp, p->wr, &bad);
+	/* gone from this module's text once the waiter wakes */
+	kthread_complete_and_exit(&p->done, 0);
+}
+
+/*
+ * A reference to fast-registration region @mr, as a copy through it holds
+ * one (until its next window, krwq_run_copy()).
+ */
+static struct krwq_mr *vt_mr_hold(struct vt *v, struct ib_mr *mr)
+{
+	return krwq_mr_get(to_kmr(mr)->dev, v->pd, mr->rkey, 0, mr->iova, 1);
+}
+
+/*
+ * A reference let go from a timer's interrupt, as a copy on another CPU
+ * lets go while this CPU waits for it.  The timer comes in even where
+ * the wait keeps this CPU from everything else (bottom halves off).
+ */
+struct vt_release {
+	struct hrtimer timer;
+	struct krwq_mr *held;
+};
+
+static enum hrtimer_restart vt_release_fn(struct hrtimer *h)
+{
+	struct vt_release *r = container_of(h, struct vt_release, timer);
+
+	krwq_mr_put(r->held);
+	return HRTIMER_NORESTART;
+}
+
+/* Lets @held go 20 ms from now, and sleeps until well after. */
+static void vt_release_later(struct krwq_mr *held)
+{
+	struct vt_release r = { .held = held };
+
+	hrtimer_init_on_stack(&r.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	r.timer.function = vt_release_fn;
+	hrtimer_start(&r.timer, ms_to_ktime(20), HRTIMER_MODE_REL);
+	msleep(60);
+	hrtimer_cancel(&r.timer);	/* long expired: waits for nothing */
+	destroy_hrtimer_on_stack(&r.timer);
+}
+
+/* @mr registered again on @qp, under its next key; 0 if it completed. */
+static int vt_rereg(struct vt *v, struct ib_qp *qp, struct ib_mr *mr)
+{
+	struct ib_wc wc;
+
+	if (vt_reg(qp, mr, IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE, 40) ||
+	    vt_poll(v->scq, &wc, 1) != 1)
+		return -EIO;
+	return wc.status == IB_WC_SUCCESS ? 0 : -EIO;
+}
+
+/*
+ * A region that a copy still holds keeps its invalidation from completing,
+ * since the completion tells the consumer that the memory may go; but no
+ * CPU waits for it with a QP lock held, because the copy may need that
+ * lock, or one whose holder waits for it, before it can let go (issue 27
+ * item 3).  The test holds the region itself, as a copy on another CPU,
+ * or on this one under an interrupt, would:
+ * - a LOCAL_INV stays at the head of its send queue, send_work tries it
+ *   again, and it completes once the region is let go;
+ * - a SEND_WITH_INV posted with interrupts off goes to send_work;
+ * - a SEND_WITH_INV posted from a kthread on another CPU waits with the
+ *   receiver's r_lock let go, so a modify_qp of the receiver (its s_lock,
+ *   then its r_lock) on this CPU returns meanwhile.
+ * Meanwhile no new copy finds the region.  Before, each of these spun
+ * under a QP lock, for a reference this test held, or with a lock this
+ * test then waited for: the machine hung.
+ */
+static noinline void vt_inv_local_held(struct kunit *t, struct vt *v,
+				       struct ib_mr *mr, struct ib_qp *qp)
+{
+	struct krwq_mr *held = vt_mr_hold(v, mr);
+	struct ib_wc wc;
+	u64 waits;
+
+	KUNIT_ASSERT_NOT_NULL(t, held);
+	waits = vt_counter(v, "inv_waits");
+	KUNIT_EXPECT_EQ(t, vt_local_inv(qp, mr->rkey, 42), 0);
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->scq, 1, &wc), 0);
+	KUNIT_EXPECT_NULL(t, vt_mr_hold(v, mr));
+	vt_release_later(held);
+	KUNIT_EXPECT_GT(t, vt_counter(v, "inv_waits"), waits);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 42);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+}
+
+/*
+ * Posts @p's WR from a kthread on a CPU other than this one, lets it reach
+ * the wait, and modifies @d (s_lock, then r_lock) meanwhile.  The caller
+ * runs pinned to this CPU.  Return: 0, or -ECHILD without a kthread.
+ */
+static noinline int vt_post_elsewhere(struct kunit *t, struct vt_poster *p,
+				      struct ib_qp *d)
+{
+	struct ib_qp_attr attr = { .min_rnr_timer = 12 };
+	int here = raw_smp_processor_id(), there;
+	struct task_struct *task;
+
+	there = cpumask_any_but(cpu_online_mask, here);
+	task = kthread_create(vt_poster_fn, p, "vt_poster");
+	if (IS_ERR(task)) {
+		KUNIT_FAIL(t, "kthread_create: %ld", PTR_ERR(task));
+		return -ECHILD;
+	}
+	kthread_bind(task, there);
+	wake_up_process(task);
+	msleep(20);	/* the SEND's payload is in place; it waits */
+	KUNIT_EXPECT_EQ(t, ib_modify_qp(d, &attr, IB_QP_MIN_RNR_TIMER), 0);
+	return 0;
+}
+
+/*
+ * A SEND_WITH_INV of @mr on @c to @d while the region is held: posted with
+ * interrupts off, or from a kthread while this one modifies @d.
+ */
+static noinline void vt_inv_send_held(struct kunit *t, struct vt *v,
+				      struct ib_mr *mr, struct ib_qp *c,
+				      struct ib_qp *d, bool irqs_off)
+{
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->abuf, .length = 16,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_id = 43, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND_WITH_INV, .send_flags = IB_SEND_SIGNALED,
+		.ex.invalidate_rkey = mr->rkey,
+	};
+	struct vt_poster poster = { .qp = c, .wr = &wr };
+	const struct ib_send_wr *bad;
+	struct krwq_mr *held;
+	unsigned long flags;
+	struct ib_wc wc;
+
+	held = vt_mr_hold(v, mr);
+	KUNIT_ASSERT_NOT_NULL(t, held);
+	KUNIT_ASSERT_EQ(t, vt_post_recv(v, d, 44, v->bbuf, 64), 0);
+	init_completion(&poster.done);
+	if (irqs_off) {
+		local_irq_save(flags);
+		poster.ret = ib_post_send(c, &wr, &bad);
+		local_irq_restore(flags);
+		complete(&poster.done);
+	} else if (vt_post_elsewhere(t, &poster, d)) {
+		krwq_mr_put(held);
+		return;
+	}
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->rcq, 1, &wc), 0);
+	if (irqs_off)
+		vt_release_later(held);
+	else
+		krwq_mr_put(held);
+	wait_for_completion(&poster.done);
+	KUNIT_EXPECT_EQ(t, poster.ret, 0);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 44);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_TRUE(t, wc.wc_flags & IB_WC_WITH_INVALIDATE);
+	KUNIT_EXPECT_EQ(t, wc.ex.invalidate_rkey, mr->rkey);
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+}
+
+static void vt_invalidate_never_waits_locked(struct kunit *t)
+{
+	const struct cpumask *here;
+	struct vt *v = t->priv;
+	u8 *buf = kunit_kzalloc(t, PAGE_SIZE, GFP_KERNEL);
+	struct scatterlist sg;
+	struct ib_qp *c, *d;
+	struct ib_mr *mr;
+
+	KUNIT_ASSERT_NOT_NULL(t, buf);
+	if (num_online_cpus() < 2)
+		kunit_skip(t, "one CPU: no other to post from");
+	mr = vt_fr_registered(t, v, buf, 1, &sg, &c, &d);
+	/* this thread stays on its CPU; the kthread posts on another */
+	here = cpumask_of(raw_smp_processor_id());
+	KUNIT_ASSERT_EQ(t, set_cpus_allowed_ptr(current, here), 0);
+	vt_inv_local_held(t, v, mr, d);
+	KUNIT_EXPECT_EQ(t, vt_rereg(v, d, mr), 0);
+	vt_inv_send_held(t, v, mr, c, d, true);
+	KUNIT_EXPECT_EQ(t, vt_rereg(v, d, mr), 0);
+	vt_inv_send_held(t, v, mr, c, d, false);
+	set_cpus_allowed_ptr(current, cpu_possible_mask);
+	vt_free_qp(v, c);
+	vt_free_qp(v, d);
+	vt_fr_free(v, mr, &sg);
+}
+
+/* @pkt from the wire into @qp's responder, as the socket's softirq brings it. */
+static void vt_wire_feed(struct ib_qp *qp, const struct krwq_wire_pkt *pkt,
+			 const void *payload)
+{
+	struct krwq_qp *kqp = to_kqp(qp);
+
+	local_bh_disable();
+	krwq_resp_wire_rc(kqp, pkt, &kqp->attr.ah_attr.grh.dgid,
+			  &kqp->route.sgid, payload);
+	local_bh_enable();
+}
+
+/*
+ * A SEND_WITH_INV from the wire whose region a copy still holds: its
+ * payload is placed, but it is neither completed nor acknowledged, and
+ * its PSN is still the one expected; the requester's retry of the packet,
+ * once the region is let go, completes it with the invalidation.  Before,
+ * the responder spun in softirq under the QP's r_lock for the reference
+ * this test held: the machine hung.
+ */
+static void vt_wire_invalidate_retried(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	u8 *buf = kunit_kzalloc(t, PAGE_SIZE, GFP_KERNEL);
+	struct krwq_wire_pkt pkt = {
+		.opcode = IB_OPCODE_RC | IB_OPCODE_SEND_ONLY_WITH_INVALIDATE,
+		.pkey = IB_DEFAULT_PKEY_FULL, .payload_len = 16,
+	};
+	struct scatterlist sg;
+	struct krwq_mr *held;
+	struct ib_qp *c, *d;
+	struct ib_mr *mr;
+	struct ib_wc wc;
+	u64 waits;
+
+	KUNIT_ASSERT_NOT_NULL(t, buf);
+	mr = vt_fr_registered(t, v, buf, 1, &sg, &c, &d);
+	pkt.dqpn = d->qp_num;
+	pkt.psn = to_kqp(d)->wire_rx.epsn;
+	pkt.inv_rkey = mr->rkey;
+	memset(v->abuf, 0x3c, 16);
+	KUNIT_ASSERT_EQ(t, vt_post_recv(v, d, 51, v->bbuf, 64), 0);
+	held = vt_mr_hold(v, mr);
+	KUNIT_ASSERT_NOT_NULL(t, held);
+	waits = vt_counter(v, "inv_waits");
+	vt_wire_feed(d, &pkt, v->abuf);
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->rcq, 1, &wc), 0);
+	KUNIT_EXPECT_EQ(t, to_kqp(d)->wire_rx.epsn, pkt.psn);
+	KUNIT_EXPECT_EQ(t, vt_counter(v, "inv_waits"), waits + 1);
+	krwq_mr_put(held);
+	vt_wire_feed(d, &pkt, v->abuf);	/* the requester's retry */
+	KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 51);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, wc.byte_len, 16u);
+	KUNIT_EXPECT_TRUE(t, wc.wc_flags & IB_WC_WITH_INVALIDATE);
+	KUNIT_EXPECT_EQ(t, wc.ex.invalidate_rkey, mr->rkey);
+	KUNIT_EXPECT_EQ(t, to_kqp(d)->wire_rx.epsn, krwq_psn_add(pkt.psn, 1));
+	KUNIT_EXPECT_EQ(t, memcmp(v->bbuf, v->abuf, 16), 0);
+	KUNIT_EXPECT_NULL(t, vt_mr_hold(v, mr));
+	vt_free_qp(v, c);
+	vt_free_qp(v, d);
+	vt_fr_free(v, mr, &sg);
+}
+
 /* What query_qp says of a QP's max_inline_data; -1 if it fails. */
 static noinline int vt_max_inline(struct ib_qp *qp)
 {
@@ -2770,6 +3047,8 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_fast_reg_refused),
 	KUNIT_CASE(vt_fast_reg_remap),
 	KUNIT_CASE(vt_send_with_invalidate),
+	KUNIT_CASE(vt_invalidate_never_waits_locked),
+	KUNIT_CASE(vt_wire_invalidate_retried),
 	KUNIT_CASE(vt_inline),
 	KUNIT_CASE(vt_inline_over_limit),
 	KUNIT_CASE(vt_atomics),

@@ -169,6 +169,7 @@ enum krwq_stat {
 	KRWQ_STAT_WIRE_RX,		/* packets in, headers and ICRC good */
 	KRWQ_STAT_WIRE_RX_DROPPED,	/* packets in, dropped (not ICRC) */
 	KRWQ_STAT_WIRE_ICRC_ERRORS,	/* packets in with a bad ICRC */
+	KRWQ_STAT_INV_WAITS,		/* invalidations left for later */
 	KRWQ_STAT_MAX
 };
 
@@ -313,6 +314,7 @@ struct krwq_wire_rx {
 	u32 rkey, len;
 	u32 msn;
 	bool nak_sent;
+	bool inv_wait;	/* a SEND_WITH_INV placed, its region still in use */
 	struct {
 		u32 psn;
 		bool valid;

@@ -22,6 +22,7 @@
  * The device's local DMA lkey (KRWQ_LOCAL_DMA_LKEY) names every kernel
  * virtual address for kernel PDs' local access, without a table entry.
  */
+#include <kunit/visibility.h>
 #include <linux/highmem.h>
 #include <linux/random.h>
 #include <linux/slab.h>
@@ -311,19 +312,21 @@ int krwq_mr_fast_reg(struct krwq_mr *mr, struct ib_pd *pd, u32 key, int access)
  *        buffers), or NULL.
  * @nheld: how many.
  *
- * No copy through the region is still running when this returns: one
- * that had found it finishes first (on other CPUs, under their own
- * locks, none of which waits for the caller's).  So the invalidation's
- * completion means what a consumer takes it to mean: the memory may be
- * freed.  Invalidating an invalid region again succeeds and changes
- * nothing.
+ * No new copy finds the region once this has marked it invalid.  A copy
+ * that had found it before may still be running, on another CPU or on
+ * this one under an interrupt, and it stops at its next window
+ * (KRWQ_IRQOFF_BYTES, krwq_run_copy()); this never waits for it, because
+ * its caller holds a QP lock that such a copy may need before it can let
+ * go.  The caller calls again later, in another context, until the region
+ * is free: only then may the invalidation complete, since its completion
+ * tells the consumer that the memory may be freed.  Calling again with the
+ * same key, or invalidating an invalid region, changes nothing.
  *
- * Context: any but a hard interrupt that may have cut into a copy through
- * the region on its own CPU; spins while another CPU copies through the
- * region, at most one window (KRWQ_IRQOFF_BYTES) of a long copy, which
- * then stops with a protection error (krwq_run_copy()).
- * Return: 0, or -EINVAL when @key names no fast-registration region of
- * @pd (or a stale variant of one).
+ * Context: any, a hard interrupt included; takes no lock and never spins.
+ * Return: 0 when no copy but the caller's own (@held) holds the region;
+ * -EBUSY when one still does (the region is invalid all the same);
+ * -EINVAL when @key names no fast-registration region of @pd (or a stale
+ * variant of one).
  */
 int krwq_mr_invalidate(struct krwq_dev *dev, struct ib_pd *pd, u32 key,
 		       struct krwq_mr **held, u32 nheld)
@@ -341,9 +344,7 @@ int krwq_mr_invalidate(struct krwq_dev *dev, struct ib_pd *pd, u32 key,
 		smp_mb();
 		for (i = 0; i < nheld; i++)
 			own += held[i] == mr;
-		while (refcount_read(&mr->users) > own)
-			cpu_relax();
-		ret = 0;
+		ret = refcount_read(&mr->users) > own ? -EBUSY : 0;
 	}
 	rcu_read_unlock();
 	return ret;
@@ -431,6 +432,7 @@ struct krwq_mr *krwq_mr_get(struct krwq_dev *dev, struct ib_pd *pd, u32 key,
 	}
 	return mr;
 }
+EXPORT_SYMBOL_IF_KUNIT(krwq_mr_get);
 
 /**
  * krwq_mr_put() - release a reference from krwq_mr_get().
@@ -441,6 +443,7 @@ void krwq_mr_put(struct krwq_mr *mr)
 	if (refcount_dec_and_test(&mr->users))
 		complete(&mr->released);
 }
+EXPORT_SYMBOL_IF_KUNIT(krwq_mr_put);
 
 /*
  * Kernel address of byte @addr of a referenced region; *@contig is set to
@@ -532,9 +535,9 @@ static void *krwq_cursor_span(struct krwq_sge_cursor *c, u32 *n)
  *     message's end too, so each of them keeps an invalidation waiting.
  *
  * Only a fast-registration region can be: krwq_mr_invalidate() marks it
- * invalid, then spins until every copy holding it has let go.  A plain
- * READ_ONCE() of the mark: seeing it a window late only makes that
- * invalidation wait one window longer.
+ * invalid, and the invalidation completes once every copy holding it has
+ * let go.  A plain READ_ONCE() of the mark: seeing it a window late only
+ * makes that invalidation wait one window longer.
  *
  * Context: any; the caller holds the references.
  * Return: true if a region of the list is invalid.

@@ -107,6 +107,7 @@ void krwq_qp_recv_flush_locked(struct krwq_qp *qp)
 		krwq_rq_flush_complete(qp, qp->wire_rx.t.wr_id);
 	}
 	qp->wire_rx.msg = KRWQ_WIRE_MSG_NONE;
+	qp->wire_rx.inv_wait = false;
 	if (qp->srq)
 		krwq_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	else

@@ -95,10 +95,10 @@ void krwq_src_cursor(struct krwq_qp *sqp, struct krwq_swqe *w,
  * first window (and with them preemption) and stay so until the run's
  * caller has released s_lock (run->bh_off), so that nothing else runs on
  * this CPU meanwhile that could wait for what the run holds (an
- * invalidation spins until the copies through its region end); softirqs
- * raised meanwhile run when the caller enables them again.  A caller that
- * itself holds interrupts off gains nothing from this, and the lock stays
- * held.
+ * invalidation completes only once the copies through its region end);
+ * softirqs raised meanwhile run when the caller enables them again.  A
+ * caller that itself holds interrupts off gains nothing from this, and
+ * the lock stays held.
  */
 void krwq_run_let_irqs_in(struct krwq_qp *sqp)
 	__must_hold(&sqp->s_lock)
@@ -214,9 +214,9 @@ static void krwq_run_dest_done(struct krwq_qp *sqp, struct krwq_qp *dqp)
  * krwq_copy() for a delivery into @dqp (whose r_lock the caller holds,
  * with sqp's s_lock), in pieces that keep each interrupts-off section
  * within KRWQ_IRQOFF_BYTES.  Between pieces the copy stops if one of its
- * regions was invalidated meanwhile: the invalidation spins until the
- * copy lets go of it (krwq_mr_invalidate()), and a 16 MiB message would
- * keep it spinning, maybe with interrupts off, for the whole of it.
+ * regions was invalidated meanwhile: the invalidation completes only once
+ * the copy lets go of it (krwq_mr_invalidate()), and a 16 MiB message
+ * would hold it back for the whole of it.
  * Return: 0; -EINVAL if a list ran out first; -ECANCELED if @dqp was reset
  * while interrupts were let in; -EACCES if a region of @dst, -EPERM if one
  * of @src was invalidated part way (what came before stays copied).
@@ -261,6 +261,60 @@ static int krwq_run_copy(struct krwq_qp *sqp, struct krwq_qp *dqp,
 }
 
 /*
+ * @dqp was reset while the run let its locks go in the middle of a
+ * delivery that had taken receive WQE @t: a QP's own WQE went with its
+ * ring; an SRQ's survives the reset and goes back to the consumer,
+ * flushed.  Either way the sender was never answered (o->lost).
+ */
+static void krwq_dest_reset_under(struct krwq_qp *dqp,
+				  const struct krwq_taken *t,
+				  struct krwq_outcome *o)
+	__must_hold(&dqp->r_lock)
+{
+	if (dqp->srq)
+		krwq_rq_flush_complete(dqp, t->wr_id);
+	o->lost = true;
+}
+
+/*
+ * The remote invalidation of SEND_WITH_INV @w into @dqp, its payload
+ * placed.  A copy elsewhere that still holds the region stops at its next
+ * window, but it may need a lock of this run's first (sqp's s_lock, which
+ * a modify_qp may hold while it waits for dqp's r_lock): so the run lets
+ * its locks go (krwq_run_window()) until the region is free, and never
+ * waits with them held.  The caller does not hold interrupts off itself
+ * (krwq_exec_send()), so the locks do go.
+ * Return: 0; -EINVAL if @w's key names no fast-registration region of the
+ * receiver's; -ECANCELED if @dqp was reset meanwhile.
+ */
+static int krwq_run_invalidate(struct krwq_qp *sqp, struct krwq_qp *dqp,
+			       struct krwq_swqe *w)
+	__must_hold(&sqp->s_lock) __must_hold(&dqp->r_lock)
+{
+	/*
+	 * the sender's own buffers may lie in the region: not waited for;
+	 * an inline payload holds none (its num_sge still counts its SGEs)
+	 */
+	u32 nheld = w->send_flags & IB_SEND_INLINE ? 0 : w->num_sge;
+	bool counted = false;
+	int ret;
+
+	for (;;) {
+		ret = krwq_mr_invalidate(dqp->dev, dqp->ibqp.pd, w->rkey,
+					 sqp->s_mrs, nheld);
+		if (ret != -EBUSY)
+			return ret;
+		if (!counted)
+			krwq_count(dqp->dev, KRWQ_STAT_INV_WAITS, 1);
+		counted = true;
+		ret = krwq_run_window(sqp, dqp);
+		if (ret)
+			return ret;
+		cpu_relax();
+	}
+}
+
+/*
  * Puts @len bytes from @src into a receive WQE already taken into
  * sqp->r_sge, after @skip bytes (a UD GRH, written from @grh if given).
  * On failure the WQE completes in error and o->status says what the
@@ -275,7 +329,6 @@ static bool krwq_fill_rwqe(struct krwq_qp *sqp, struct krwq_qp *dqp,
 			   struct krwq_outcome *o)
 {
 	enum ib_wc_status *status = &o->status;
-	bool *lost = &o->lost;
 	struct krwq_sge_cursor dst;
 	int ret;
 
@@ -299,13 +352,7 @@ static bool krwq_fill_rwqe(struct krwq_qp *sqp, struct krwq_qp *dqp,
 	if (!ret)
 		krwq_count(dqp->dev, KRWQ_STAT_LOOPBACK_BYTES, len);
 	if (ret == -ECANCELED) {
-		/*
-		 * reset meanwhile: a QP's own WQE went with its ring; an
-		 * SRQ's survives the reset, and goes back to the consumer
-		 */
-		if (dqp->srq)
-			krwq_rq_flush_complete(dqp, t->wr_id);
-		*lost = true;
+		krwq_dest_reset_under(dqp, t, o);
 	} else if (ret == -EACCES) {	/* the receive buffer's region */
 		krwq_dest_error(dqp, t->wr_id, IB_WC_LOC_PROT_ERR);
 		*status = IB_WC_REM_OP_ERR;
@@ -335,6 +382,17 @@ static void krwq_exec_send(struct krwq_qp *sqp, struct krwq_qp *dqp,
 	struct ib_wc wc = {};
 	bool uc;
 
+	/*
+	 * A remote invalidation may wait for a copy elsewhere to let go of
+	 * its region, with this run's locks let go meanwhile
+	 * (krwq_run_invalidate()), which a caller holding interrupts off
+	 * does not allow: send_work executes the SEND instead.
+	 */
+	if (w->opcode == IB_WR_SEND_WITH_INV &&
+	    irqs_disabled_flags(*sqp->run->flags)) {
+		o->again = true;
+		return;
+	}
 	if (!krwq_src_get(sqp, w, 0)) {
 		o->status = IB_WC_LOC_PROT_ERR;
 		return;
@@ -362,16 +420,15 @@ static void krwq_exec_send(struct krwq_qp *sqp, struct krwq_qp *dqp,
 	krwq_src_cursor(sqp, w, &src);
 	if (!krwq_fill_rwqe(sqp, dqp, &t, &src, w->length, NULL, 0, o))
 		goto out;
-	/*
-	 * remote invalidation: a fast-registration region of the receiver's;
-	 * the sender's own buffers may lie in it, and are not waited for (an
-	 * inline payload holds none, though num_sge still counts its SGEs)
-	 */
+	/* remote invalidation: a fast-registration region of the receiver's */
 	if (w->opcode == IB_WR_SEND_WITH_INV) {
-		if (krwq_mr_invalidate(dqp->dev, dqp->ibqp.pd, w->rkey,
-				       sqp->s_mrs,
-				       w->send_flags & IB_SEND_INLINE ?
-				       0 : w->num_sge)) {
+		int ret = krwq_run_invalidate(sqp, dqp, w);
+
+		if (ret == -ECANCELED) {
+			krwq_dest_reset_under(dqp, &t, o);
+			goto out;
+		}
+		if (ret) {
 			krwq_dest_error(dqp, t.wr_id, IB_WC_LOC_PROT_ERR);
 			o->status = IB_WC_REM_INV_REQ_ERR;
 			goto out;

@@ -59,6 +59,7 @@ struct krwq_outcome {
 	bool no_ack;			/* RC, nobody answered: retry later */
 	bool lost;			/* the destination was reset mid-copy */
 	bool awaits;			/* RC on the wire: sent, the answer due */
+	bool again;			/* not executed: send_work tries again */
 };
 
 static inline bool krwq_is_atomic(enum ib_wr_opcode op)

@@ -378,7 +378,13 @@ void krwq_qp_error_locked(struct krwq_qp *qp)
 
 /* --- local operations ------------------------------------------------- */
 
-/* IB_WR_REG_MR and IB_WR_LOCAL_INV, in send queue order. */
+/*
+ * IB_WR_REG_MR and IB_WR_LOCAL_INV, in send queue order.  A LOCAL_INV
+ * whose region a copy still holds (on another CPU, or on this one under
+ * the interrupt that posted it) stays at the head of the queue, and
+ * send_work tries it again: waiting here, under s_lock, could wait for
+ * ever.
+ */
 static void krwq_exec_local(struct krwq_qp *qp, struct krwq_swqe *w,
 			    struct krwq_outcome *o)
 {
@@ -390,7 +396,9 @@ static void krwq_exec_local(struct krwq_qp *qp, struct krwq_swqe *w,
 	else
 		ret = krwq_mr_invalidate(qp->dev, qp->ibqp.pd, w->rkey,
 					 NULL, 0);
-	if (ret)
+	if (ret == -EBUSY)
+		o->again = true;
+	else if (ret)
 		o->status = IB_WC_LOC_PROT_ERR;
 }
 
@@ -576,6 +584,11 @@ static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags,
 			krwq_send_connected(qp, w, &o);
 		trace_krwq_deliver(qp, w, o.status, o.rnr, o.no_ack);
 
+		if (o.again) {	/* not executed: it waits for send_work */
+			krwq_count(qp->dev, KRWQ_STAT_INV_WAITS, 1);
+			queue_work(krwq_wq, &qp->send_work);
+			break;
+		}
 		if (o.awaits) {
 			krwq_wire_wait(qp, KRWQ_WIRE_AWAIT_ANSWER,
 				       krwq_ack_timeout_jiffies(qp->attr.timeout));

@@ -446,6 +446,7 @@ void krwq_resp_wire_reset(struct krwq_qp *qp)
 	rx->msg = KRWQ_WIRE_MSG_NONE;
 	rx->msn = 0;
 	rx->nak_sent = false;
+	rx->inv_wait = false;
 	memset(rx->atomics, 0, sizeof(rx->atomics));
 }
 
@@ -553,6 +554,19 @@ static void krwq_wire_rc_msg(struct krwq_qp *dqp,
 	u32 hdrs = krwq_wire_headers(pkt->opcode);
 	int code;
 
+	/*
+	 * The last packet of a SEND_WITH_INV again, its payload in place and
+	 * its region found still in use (below): only the invalidation and
+	 * what follows it are left.  Its PSN names that packet.
+	 */
+	if (rx->inv_wait) {
+		if (!last || !(hdrs & KRWQ_HDR_IETH)) {
+			krwq_wire_fatal(dqp, KRWQ_NAK_INVALID_REQ, pkt->psn, out);
+			return;
+		}
+		code = 0;
+		goto invalidate;
+	}
 	if (first ? rx->msg != KRWQ_WIRE_MSG_NONE :
 		    rx->msg != (send ? KRWQ_WIRE_MSG_SEND : KRWQ_WIRE_MSG_WRITE)) {
 		krwq_wire_fatal(dqp, KRWQ_NAK_INVALID_REQ, pkt->psn, out);
@@ -587,11 +601,28 @@ static void krwq_wire_rc_msg(struct krwq_qp *dqp,
 		rx->held = false;
 		krwq_dest_error(dqp, rx->t.wr_id, IB_WC_LOC_PROT_ERR);
 	}
-	if (!code && (hdrs & KRWQ_HDR_IETH) &&
-	    krwq_mr_invalidate(dqp->dev, dqp->ibqp.pd, pkt->inv_rkey, NULL, 0)) {
-		rx->held = false;
-		krwq_dest_error(dqp, rx->t.wr_id, IB_WC_LOC_PROT_ERR);
-		code = KRWQ_NAK_INVALID_REQ;
+invalidate:
+	if (!code && (hdrs & KRWQ_HDR_IETH)) {
+		int inv = krwq_mr_invalidate(dqp->dev, dqp->ibqp.pd,
+					     pkt->inv_rkey, NULL, 0);
+
+		/*
+		 * A copy still holds the region and lets go at its next
+		 * window, maybe only after taking a lock whose holder waits
+		 * for this r_lock: no waiting here.  Unanswered, the packet
+		 * comes again once the requester's ACK timer runs out.
+		 */
+		if (inv == -EBUSY) {
+			rx->inv_wait = true;
+			krwq_count(dqp->dev, KRWQ_STAT_INV_WAITS, 1);
+			return;
+		}
+		rx->inv_wait = false;
+		if (inv) {
+			rx->held = false;
+			krwq_dest_error(dqp, rx->t.wr_id, IB_WC_LOC_PROT_ERR);
+			code = KRWQ_NAK_INVALID_REQ;
+		}
 	}
 	if (code) {
 		krwq_wire_fatal(dqp, code, pkt->psn, out);
