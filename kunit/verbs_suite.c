@@ -3019,6 +3019,127 @@ static void vt_reset_during_long_copy(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->rcq, 1, &wc), 0);
 }
 
+/* Posters of 64 KiB RDMA WRITEs that keep a QP's send queue running. */
+#define VT_POSTERS	4
+#define VT_POSTS_MAX	500	/* each; the send CQ holds all of them */
+#define VT_POST_LEN	SZ_64K
+
+struct vt_busy {
+	struct vt *v;
+	struct ib_qp *qp;
+	u64 remote;
+	bool resetting, stop;
+	atomic_t posted, during;	/* accepted; of those, while resetting */
+	struct completion done[VT_POSTERS];
+};
+
+struct vt_busy_poster {
+	struct vt_busy *b;
+	int i;
+};
+
+static int vt_busy_poster_fn(void *arg)
+{
+	struct vt_busy_poster *p = arg;
+	struct vt_busy *b = p->b;
+	int n = 0, ret;
+
+	while (n < VT_POSTS_MAX && !READ_ONCE(b->stop)) {
+		ret = vt_write(b->v, b->qp, b->v->big_src, VT_POST_LEN,
+			       b->remote, b->v->pd->unsafe_global_rkey);
+		if (ret == -ENOMEM) {	/* the queue is full for now */
+			cond_resched();
+			continue;
+		}
+		if (ret)		/* RESET: no more posts */
+			break;
+		n++;
+		atomic_inc(&b->posted);
+		/* a RESET that never ends would keep these going: a bound */
+		if (READ_ONCE(b->resetting) &&
+		    atomic_inc_return(&b->during) > 10 * VT_DEPTH)
+			break;
+	}
+	kthread_complete_and_exit(&b->done[p->i], 0);
+}
+
+/*
+ * A RESET of a QP that four threads keep posting to returns once the run
+ * under way has finished its WQE: meanwhile no new run starts, so the
+ * posts it accepts are at most what the send queue holds (issue 27 item
+ * 7).  Before, each run's end let the next poster start another, and the
+ * RESET waited in D state for as long as they kept posting: it accepted
+ * posts without bound (here the posters give up after ten queues' worth).
+ */
+static void vt_reset_with_busy_posters(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	struct ib_cq_init_attr cq_attr = {
+		.cqe = VT_POSTERS * VT_POSTS_MAX + VT_DEPTH,
+	};
+	struct ib_qp_init_attr init = {
+		.recv_cq = v->rcq, .sq_sig_type = IB_SIGNAL_ALL_WR,
+		.cap = { .max_send_wr = VT_DEPTH, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IB_QPT_RC,
+	};
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
+	struct vt_busy_poster p[VT_POSTERS];
+	struct vt_busy *b;
+	struct ib_qp *d;
+	int i, started = 0;
+
+	b = kunit_kzalloc(t, sizeof(*b), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(t, b);
+	if (!vt_big_bufs(v, VT_POST_LEN))
+		kunit_skip(t, "no memory for two %u-byte buffers", VT_POST_LEN);
+	init.send_cq = ib_create_cq(v->dev, NULL, NULL, NULL, &cq_attr);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(init.send_cq));
+	b->qp = ib_create_qp(v->pd, &init);
+	d = vt_new_qp(v, IB_QPT_RC, false);
+	if (IS_ERR(b->qp) || IS_ERR(d) || vt_connect(b->qp, d->qp_num, 7) ||
+	    vt_connect(d, b->qp->qp_num, 7)) {
+		KUNIT_FAIL(t, "QPs");
+		goto out;
+	}
+	b->v = v;
+	b->remote = (uintptr_t)v->big_dst;
+	for (i = 0; i < VT_POSTERS; i++) {
+		struct task_struct *task;
+
+		p[i] = (struct vt_busy_poster){ .b = b, .i = i };
+		init_completion(&b->done[i]);
+		task = kthread_run(vt_busy_poster_fn, &p[i], "vt_busy%d", i);
+		if (IS_ERR(task))
+			break;
+		started++;
+	}
+	KUNIT_EXPECT_EQ(t, started, VT_POSTERS);
+	/* well under way, then the RESET */
+	for (i = 0; i < 100000 && atomic_read(&b->posted) < 4 * VT_DEPTH; i++)
+		usleep_range(100, 200);
+	KUNIT_EXPECT_GE(t, atomic_read(&b->posted), 4 * VT_DEPTH);
+	WRITE_ONCE(b->resetting, true);
+	KUNIT_EXPECT_EQ(t, ib_modify_qp(b->qp, &attr, IB_QP_STATE), 0);
+	WRITE_ONCE(b->resetting, false);
+	WRITE_ONCE(b->stop, true);
+	for (i = 0; i < started; i++)
+		wait_for_completion(&b->done[i]);
+	/*
+	 * a few posts run before the RESET takes s_lock, then the queue
+	 * fills while the last run ends
+	 */
+	kunit_info(t, "posts accepted while the RESET waited: %d\n",
+		   atomic_read(&b->during));
+	KUNIT_EXPECT_LE(t, atomic_read(&b->during), 3 * VT_DEPTH);
+out:
+	if (!IS_ERR(b->qp))
+		ib_destroy_qp(b->qp);
+	if (!IS_ERR(d))
+		vt_free_qp(v, d);
+	ib_destroy_cq(init.send_cq);
+}
+
 static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_send_recv),
 	KUNIT_CASE(vt_post_with_irqs_off),
@@ -3067,6 +3188,7 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_drain_waits_for_long_copy),
 	KUNIT_CASE(vt_drain_srq_waits_for_long_copy),
 	KUNIT_CASE(vt_reset_during_long_copy),
+	KUNIT_CASE(vt_reset_with_busy_posters),
 	{}
 };
 

@@ -468,6 +468,11 @@ struct krwq_qp {
 	 */
 	bool sq_running;
 	unsigned int sq_run_waiters;	/* modify/destroy waiting for its end */
+	/*
+	 * Set while they wait: no new run starts, and the one under way ends
+	 * at its next WQE, so that posters cannot keep a RESET waiting.
+	 */
+	bool sq_stop;
 	struct krwq_run *run;	/* that run's state, while sq_running */
 	atomic_t comm_est_sent;
 

@@ -418,20 +418,31 @@ static void krwq_apply_attr(struct krwq_qp *qp, struct ib_qp_attr *a, int mask,
 /*
  * Takes qp->s_lock once no run of the send queue is under way: a RESET
  * must not pull the send queue from under a run that let interrupts in
- * (send.c).  A run lasts at most one budget of WQEs; this may sleep.
+ * (send.c).  Meanwhile sq_stop ends the run at its next WQE and starts
+ * no other, however often the QP is posted to; this may sleep.  WRs
+ * posted meanwhile are left to send_work, in case the caller then
+ * changes nothing.
  */
 static void krwq_qp_lock_idle(struct krwq_qp *qp, unsigned long *flags)
 	__acquires(&qp->s_lock)
 {
+	bool stopped = false;
+
 	might_sleep();
 	spin_lock_irqsave(&qp->s_lock, *flags);
 	while (qp->sq_running) {
+		stopped = true;
+		qp->sq_stop = true;
 		qp->sq_run_waiters++;	/* the run's end wakes us */
 		spin_unlock_irqrestore(&qp->s_lock, *flags);
 		wait_var_event(&qp->sq_running, !READ_ONCE(qp->sq_running));
 		spin_lock_irqsave(&qp->s_lock, *flags);
 		qp->sq_run_waiters--;
 	}
+	/* the caller holds s_lock from here on: no run starts before it is done */
+	qp->sq_stop = false;
+	if (stopped && qp->sq_tail != qp->sq_head)
+		queue_work(krwq_wq, &qp->send_work);
 }
 
 /**

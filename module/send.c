@@ -533,14 +533,16 @@ static void krwq_wire_wait(struct krwq_qp *qp, enum krwq_wire_await what,
  *
  * Stops when the queue is empty, the QP leaves RTS, an RC send must wait
  * to be retried (an RNR NAK or no answer; sq_timer resumes it), or the
- * budget of one run is spent (send_work carries on).  Only one run at a
+ * budget of one run is spent or a WQE's invalidation finds its region
+ * still in use (send_work carries on).  Only one run at a
  * time: a second caller leaves its WRs to the run under way.
  *
  * Every KRWQ_IRQOFF_BYTES copied the run drops its locks and takes them
  * again, so s_lock may be released and re-taken within; the run keeps the
- * send queue meanwhile (qp->sq_running) and a RESET waits for it.  Flushes
- * asked for while it runs (a move to ERR) happen at its end, after the
- * completion of the WQE it was executing.
+ * send queue meanwhile (qp->sq_running) and a RESET waits for it, having
+ * asked it to end at its next WQE (qp->sq_stop).  Flushes asked for while
+ * it runs (a move to ERR) happen at its end, after the completion of the
+ * WQE it was executing.
  */
 static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags,
 			bool *bh_off, struct sk_buff_head *tx)
@@ -549,11 +551,11 @@ static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags,
 	u32 wrs = 0, bytes = 0;
 
 	lockdep_assert_held(&qp->s_lock);
-	if (qp->sq_running)
+	if (qp->sq_running || qp->sq_stop)
 		return;
 	WRITE_ONCE(qp->sq_running, true);
 	qp->run = &run;
-	while (qp->sq_tail != qp->sq_head &&
+	while (qp->sq_tail != qp->sq_head && !qp->sq_stop &&
 	       (krwq_state_ops(qp->state) & KRWQ_RUN_SEND) && !qp->sq_waiting) {
 		struct krwq_swqe *w = krwq_sq_entry(qp, qp->sq_tail);
 		struct krwq_outcome o = { .status = IB_WC_SUCCESS };
