@@ -1447,9 +1447,10 @@ static noinline u32 vt_send_inv_once(struct kunit *t, struct vt *v,
 	return key;
 }
 
-static void vt_send_with_invalidate(struct kunit *t)
+/* A SEND_WITH_INV from @c to @d of @key, which names no region of d's. */
+static noinline void vt_send_inv_bad(struct kunit *t, struct vt *v,
+				     struct ib_qp *c, struct ib_qp *d, u32 key)
 {
-	struct vt *v = t->priv;
 	struct ib_sge sge = {
 		.addr = (uintptr_t)v->abuf, .length = 16,
 		.lkey = v->pd->local_dma_lkey,
@@ -1457,18 +1458,11 @@ static void vt_send_with_invalidate(struct kunit *t)
 	struct ib_send_wr wr = {
 		.wr_id = 9, .sg_list = &sge, .num_sge = 1,
 		.opcode = IB_WR_SEND_WITH_INV, .send_flags = IB_SEND_SIGNALED,
+		.ex.invalidate_rkey = key,
 	};
 	const struct ib_send_wr *bad;
-	struct ib_qp *c, *d;
 	struct ib_wc wc;
-	u32 key;
 
-	vt_send_inv_once(t, v, 0);
-	key = vt_send_inv_once(t, v, IB_SEND_INLINE);
-
-	/* a key the receiver has no region for: an invalid request */
-	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
-	wr.ex.invalidate_rkey = key;
 	KUNIT_ASSERT_EQ(t, vt_post_recv(v, d, 11, v->bbuf, 64), 0);
 	KUNIT_ASSERT_EQ(t, ib_post_send(c, &wr, &bad), 0);
 	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
@@ -1479,8 +1473,34 @@ static void vt_send_with_invalidate(struct kunit *t)
 	vt_free_qp(v, d);
 }
 
+/*
+ * SEND_WITH_INV, plain and inline; and a key the receiver has no region
+ * for, a stale variant of a live region's and a gone region's: an
+ * invalid request.
+ */
+static void vt_send_with_invalidate(struct kunit *t)
+{
+	struct vt *v = t->priv;
+	u8 *buf = kunit_kzalloc(t, PAGE_SIZE, GFP_KERNEL);
+	struct scatterlist sg;
+	struct ib_qp *c, *d;
+	struct ib_mr *mr;
+	u32 key;
+
+	vt_send_inv_once(t, v, 0);
+	key = vt_send_inv_once(t, v, IB_SEND_INLINE);
+
+	KUNIT_ASSERT_NOT_NULL(t, buf);
+	mr = vt_fr_registered(t, v, buf, 1, &sg, &c, &d);
+	vt_send_inv_bad(t, v, c, d, mr->rkey + 1);
+	vt_fr_free(v, mr, &sg);
+	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
+	vt_send_inv_bad(t, v, c, d, key);
+}
+
 /* One ib_post_send() from a kthread of its own. */
 struct vt_poster {
+	struct vt *v;
 	struct ib_qp *qp;
 	const struct ib_send_wr *wr;
 	int ret;
@@ -1524,17 +1544,22 @@ static enum hrtimer_restart vt_release_fn(struct hrtimer *h)
 	return HRTIMER_NORESTART;
 }
 
-/* Lets @held go 20 ms from now, and sleeps until well after. */
-static void vt_release_later(struct krwq_mr *held)
+/* @r lets @held go 20 ms from now. */
+static void vt_release_arm(struct vt_release *r, struct krwq_mr *held)
 {
-	struct vt_release r = { .held = held };
+	r->held = held;
+	hrtimer_init_on_stack(&r->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	r->timer.function = vt_release_fn;
+	hrtimer_start(&r->timer, ms_to_ktime(20), HRTIMER_MODE_REL_HARD);
+}
 
-	hrtimer_init_on_stack(&r.timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
-	r.timer.function = vt_release_fn;
-	hrtimer_start(&r.timer, ms_to_ktime(20), HRTIMER_MODE_REL);
+/* Sleeps until well after @r's timer; lets go itself if it never ran. */
+static void vt_release_wait(struct vt_release *r)
+{
 	msleep(60);
-	hrtimer_cancel(&r.timer);	/* long expired: waits for nothing */
-	destroy_hrtimer_on_stack(&r.timer);
+	if (hrtimer_cancel(&r->timer))
+		krwq_mr_put(r->held);
+	destroy_hrtimer_on_stack(&r->timer);
 }
 
 /* @mr registered again on @qp, under its next key; 0 if it completed. */
@@ -1569,16 +1594,24 @@ static noinline void vt_inv_local_held(struct kunit *t, struct vt *v,
 				       struct ib_mr *mr, struct ib_qp *qp)
 {
 	struct krwq_mr *held = vt_mr_hold(v, mr);
+	struct vt_release r;
+	int ret, polled;
 	struct ib_wc wc;
 	u64 waits;
 
 	KUNIT_ASSERT_NOT_NULL(t, held);
 	waits = vt_counter(v, "inv_waits");
-	KUNIT_EXPECT_EQ(t, vt_local_inv(qp, mr->rkey, 42), 0);
-	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->scq, 1, &wc), 0);
+	vt_release_arm(&r, held);
+	preempt_disable();	/* looked at well before the timer */
+	ret = vt_local_inv(qp, mr->rkey, 42);
+	polled = ib_poll_cq(v->scq, 1, &wc);
+	preempt_enable();
+	KUNIT_EXPECT_EQ(t, ret, 0);
+	KUNIT_EXPECT_EQ(t, polled, 0);
+	KUNIT_EXPECT_EQ(t, vt_counter(v, "inv_waits"), waits + 1);
 	KUNIT_EXPECT_NULL(t, vt_mr_hold(v, mr));
-	vt_release_later(held);
-	KUNIT_EXPECT_GT(t, vt_counter(v, "inv_waits"), waits);
+	vt_release_wait(&r);
+	KUNIT_EXPECT_EQ(t, vt_counter(v, "inv_waits"), waits + 1);
 	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
 	KUNIT_EXPECT_EQ(t, wc.wr_id, 42);
 	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
@@ -1596,6 +1629,9 @@ static noinline int vt_post_elsewhere(struct kunit *t, struct vt_poster *p,
 	int here = raw_smp_processor_id(), there;
 	struct task_struct *task;
 
+	u64 waits = vt_counter(p->v, "inv_waits");
+	int i;
+
 	there = cpumask_any_but(cpu_online_mask, here);
 	task = kthread_create(vt_poster_fn, p, "vt_poster");
 	if (IS_ERR(task)) {
@@ -1604,7 +1640,10 @@ static noinline int vt_post_elsewhere(struct kunit *t, struct vt_poster *p,
 	}
 	kthread_bind(task, there);
 	wake_up_process(task);
-	msleep(20);	/* the SEND's payload is in place; it waits */
+	/* the SEND's payload is in place, and it waits */
+	for (i = 0; i < 2000 && vt_counter(p->v, "inv_waits") == waits; i++)
+		usleep_range(1000, 2000);
+	KUNIT_EXPECT_EQ(t, vt_counter(p->v, "inv_waits"), waits + 1);
 	KUNIT_EXPECT_EQ(t, ib_modify_qp(d, &attr, IB_QP_MIN_RNR_TIMER), 0);
 	return 0;
 }
@@ -1626,30 +1665,36 @@ static noinline void vt_inv_send_held(struct kunit *t, struct vt *v,
 		.opcode = IB_WR_SEND_WITH_INV, .send_flags = IB_SEND_SIGNALED,
 		.ex.invalidate_rkey = mr->rkey,
 	};
-	struct vt_poster poster = { .qp = c, .wr = &wr };
+	struct vt_poster poster = { .v = v, .qp = c, .wr = &wr };
 	const struct ib_send_wr *bad;
 	struct krwq_mr *held;
+	struct vt_release r;
 	unsigned long flags;
 	struct ib_wc wc;
+	int polled;
 
 	held = vt_mr_hold(v, mr);
 	KUNIT_ASSERT_NOT_NULL(t, held);
 	KUNIT_ASSERT_EQ(t, vt_post_recv(v, d, 44, v->bbuf, 64), 0);
 	init_completion(&poster.done);
 	if (irqs_off) {
+		/* send_work may run only once this has looked */
+		vt_release_arm(&r, held);
 		local_irq_save(flags);
 		poster.ret = ib_post_send(c, &wr, &bad);
+		polled = ib_poll_cq(v->rcq, 1, &wc);
 		local_irq_restore(flags);
 		complete(&poster.done);
-	} else if (vt_post_elsewhere(t, &poster, d)) {
+		KUNIT_EXPECT_EQ(t, polled, 0);
+		vt_release_wait(&r);
+	} else {
+		if (vt_post_elsewhere(t, &poster, d)) {
+			krwq_mr_put(held);
+			return;
+		}
+		KUNIT_EXPECT_EQ(t, ib_poll_cq(v->rcq, 1, &wc), 0);
 		krwq_mr_put(held);
-		return;
 	}
-	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->rcq, 1, &wc), 0);
-	if (irqs_off)
-		vt_release_later(held);
-	else
-		krwq_mr_put(held);
 	wait_for_completion(&poster.done);
 	KUNIT_EXPECT_EQ(t, poster.ret, 0);
 	KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
@@ -1703,12 +1748,13 @@ static void vt_wire_feed(struct ib_qp *qp, const struct krwq_wire_pkt *pkt,
 /*
  * A SEND_WITH_INV from the wire whose region a copy still holds: its
  * payload is placed, but it is neither completed nor acknowledged, and
- * its PSN is still the one expected; the requester's retry of the packet,
- * once the region is let go, completes it with the invalidation.  Before,
- * the responder spun in softirq under the QP's r_lock for the reference
- * this test held: the machine hung.
+ * its PSN is still the one expected; the requester's retry of the packet
+ * meanwhile changes nothing (and is not counted again).  Once the region
+ * is let go, the QP's inv_work completes it with the invalidation, with
+ * no retry needed.  Before, the responder spun in softirq under the QP's
+ * r_lock for the reference this test held: the machine hung.
  */
-static void vt_wire_invalidate_retried(struct kunit *t)
+static void vt_wire_invalidate_later(struct kunit *t)
 {
 	struct vt *v = t->priv;
 	u8 *buf = kunit_kzalloc(t, PAGE_SIZE, GFP_KERNEL);
@@ -1734,11 +1780,12 @@ static void vt_wire_invalidate_retried(struct kunit *t)
 	KUNIT_ASSERT_NOT_NULL(t, held);
 	waits = vt_counter(v, "inv_waits");
 	vt_wire_feed(d, &pkt, v->abuf);
+	msleep(20);	/* inv_work looks again, a tick at a time */
+	vt_wire_feed(d, &pkt, v->abuf);	/* the requester's retry */
 	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->rcq, 1, &wc), 0);
 	KUNIT_EXPECT_EQ(t, to_kqp(d)->wire_rx.epsn, pkt.psn);
 	KUNIT_EXPECT_EQ(t, vt_counter(v, "inv_waits"), waits + 1);
 	krwq_mr_put(held);
-	vt_wire_feed(d, &pkt, v->abuf);	/* the requester's retry */
 	KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
 	KUNIT_EXPECT_EQ(t, wc.wr_id, 51);
 	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
@@ -3169,7 +3216,7 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_fast_reg_remap),
 	KUNIT_CASE(vt_send_with_invalidate),
 	KUNIT_CASE(vt_invalidate_never_waits_locked),
-	KUNIT_CASE(vt_wire_invalidate_retried),
+	KUNIT_CASE(vt_wire_invalidate_later),
 	KUNIT_CASE(vt_inline),
 	KUNIT_CASE(vt_inline_over_limit),
 	KUNIT_CASE(vt_atomics),

@@ -300,6 +300,10 @@ enum krwq_wire_msg {
  *           asks again (its answer lost): it gets the same result, not a
  *           second operation.
  * @atomic_next: the slot of @atomics written next.
+ * @inv_wait: RC: a SEND_WITH_INV is placed whole, but its region was
+ *            still in a copy; the QP's inv_work (or the requester's
+ *            retry of the last packet) finishes it, and packets wait.
+ * @inv: that last packet's opcode, SE and AckReq bits, PSN and R_Key.
  *
  * Of RC, @msg is NONE, SEND or WRITE: a message that cannot go on makes
  * the responder NAK it and go to ERR, or wait (RNR) with the state kept.
@@ -314,7 +318,12 @@ struct krwq_wire_rx {
 	u32 rkey, len;
 	u32 msn;
 	bool nak_sent;
-	bool inv_wait;	/* a SEND_WITH_INV placed, its region still in use */
+	bool inv_wait;
+	struct {
+		u8 opcode;
+		bool se, ack_req;
+		u32 psn, rkey;
+	} inv;
 	struct {
 		u32 psn;
 		bool valid;
@@ -473,6 +482,7 @@ struct krwq_qp {
 	 * at its next WQE, so that posters cannot keep a RESET waiting.
 	 */
 	bool sq_stop;
+	bool sq_inv_counted;	/* the WQE at sq_tail counted in inv_waits */
 	struct krwq_run *run;	/* that run's state, while sq_running */
 	atomic_t comm_est_sent;
 
@@ -503,6 +513,7 @@ struct krwq_qp {
 	struct timer_list sq_timer;
 	struct work_struct send_work;	/* retries, long send queues */
 	struct work_struct err_work;	/* to ERR on a responder error */
+	struct delayed_work inv_work;	/* wire_rx.inv_wait, tried again */
 	bool err_pending;		/* err_work is due; under r_lock */
 	/*
 	 * Deliveries into this QP part done while their sender let
@@ -714,8 +725,7 @@ struct ib_mr *krwq_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 int krwq_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		   unsigned int *sg_offset);
 int krwq_mr_fast_reg(struct krwq_mr *mr, struct ib_pd *pd, u32 key, int access);
-int krwq_mr_invalidate(struct krwq_dev *dev, struct ib_pd *pd, u32 key,
-		       struct krwq_mr **held, u32 nheld);
+int krwq_mr_invalidate(struct krwq_dev *dev, struct ib_pd *pd, u32 key);
 int krwq_mr_atomic(struct krwq_mr *mr, u64 addr, bool cmp_swap, u64 cmp_add,
 		   u64 swap, u64 *orig);
 struct krwq_mr *krwq_mr_get(struct krwq_dev *dev, struct ib_pd *pd, u32 key,

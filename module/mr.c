@@ -255,10 +255,12 @@ int krwq_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
  * @access: IB_ACCESS_* flags.
  *
  * Context: any; the caller holds the posting QP's s_lock.
- * Return: 0, or -EINVAL (not a fast-registration region, another PD, a
- * key of another region, no page size, no page mapped, a range beyond
- * the page list, or access flags the verbs forbid, such as remote write
- * without local write), in which case nothing changes.
+ * Return: 0; -EBUSY while a copy still holds the region, invalid as it
+ * is (an invalidation whose WQE was flushed before the copy let go: the
+ * caller tries again later); or -EINVAL (not a fast-registration region,
+ * another PD, a key of another region, no page size, no page mapped, a
+ * range beyond the page list, or access flags the verbs forbid, such as
+ * remote write without local write).  Nothing changes unless it is 0.
  */
 int krwq_mr_fast_reg(struct krwq_mr *mr, struct ib_pd *pd, u32 key, int access)
 {
@@ -270,6 +272,12 @@ int krwq_mr_fast_reg(struct krwq_mr *mr, struct ib_pd *pd, u32 key, int access)
 	    !is_power_of_2(page_size) || page_size < 512 ||
 	    ib_check_mr_access(&mr->dev->ibdev, access))
 		return -EINVAL;
+	/*
+	 * the pages a copy still reads through the region are not changed
+	 * under it; no new copy finds it while it is invalid
+	 */
+	if (refcount_read(&mr->users) > 1)
+		return -EBUSY;
 	first = mr->ibmr.iova & (page_size - 1);
 	/* no page mapped (a failed or empty map_mr_sg): nothing to register */
 	if (!mr->npages ||
@@ -308,9 +316,6 @@ int krwq_mr_fast_reg(struct krwq_mr *mr, struct ib_pd *pd, u32 key, int access)
  * @dev: the device of the region.
  * @pd: the PD the region must belong to.
  * @key: its current key.
- * @held: references to regions the caller itself holds (a send's own
- *        buffers), or NULL.
- * @nheld: how many.
  *
  * No new copy finds the region once this has marked it invalid.  A copy
  * that had found it before may still be running, on another CPU or on
@@ -323,17 +328,15 @@ int krwq_mr_fast_reg(struct krwq_mr *mr, struct ib_pd *pd, u32 key, int access)
  * same key, or invalidating an invalid region, changes nothing.
  *
  * Context: any, a hard interrupt included; takes no lock and never spins.
- * Return: 0 when no copy but the caller's own (@held) holds the region;
- * -EBUSY when one still does (the region is invalid all the same);
+ * Return: 0 when no copy holds the region; -EBUSY when one still does
+ * (the region is invalid all the same);
  * -EINVAL when @key names no fast-registration region of @pd (or a stale
  * variant of one).
  */
-int krwq_mr_invalidate(struct krwq_dev *dev, struct ib_pd *pd, u32 key,
-		       struct krwq_mr **held, u32 nheld)
+int krwq_mr_invalidate(struct krwq_dev *dev, struct ib_pd *pd, u32 key)
 {
 	struct krwq_mr *mr;
 	int ret = -EINVAL;
-	u32 own = 1, i;	/* the registration's own reference */
 
 	rcu_read_lock();
 	mr = xa_load(&dev->mrs, key >> KRWQ_KEY_INDEX_SHIFT);
@@ -342,9 +345,8 @@ int krwq_mr_invalidate(struct krwq_dev *dev, struct ib_pd *pd, u32 key,
 		WRITE_ONCE(mr->valid, false);
 		/* pairs with the smp_mb() in krwq_mr_get() */
 		smp_mb();
-		for (i = 0; i < nheld; i++)
-			own += held[i] == mr;
-		ret = refcount_read(&mr->users) > own ? -EBUSY : 0;
+		/* users: the registration's own reference, and the copies' */
+		ret = refcount_read(&mr->users) > 1 ? -EBUSY : 0;
 	}
 	rcu_read_unlock();
 	return ret;

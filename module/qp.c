@@ -149,6 +149,7 @@ static void krwq_qp_set_state_locked(struct krwq_qp *qp,
 		qp->sq_waiting = false;
 		qp->rnr_tries = 0;
 		qp->ack_tries = 0;
+		qp->sq_inv_counted = false;
 		qp->wire_req.await = KRWQ_WIRE_AWAIT_NONE;
 		qp->wire_req.timed_out = false;
 		qp->wire_req.resume = false;
@@ -240,6 +241,7 @@ int krwq_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	timer_setup(&qp->sq_timer, krwq_sq_timer, 0);
 	INIT_WORK(&qp->send_work, krwq_send_work);
 	INIT_WORK(&qp->err_work, krwq_qp_err_work);
+	INIT_DELAYED_WORK(&qp->inv_work, krwq_wire_inv_work);
 	INIT_WORK(&qp->event_work, krwq_qp_event_work);
 	INIT_DELAYED_WORK(&qp->uflush_work, krwq_qp_uflush_work);
 	qp->state = IB_QPS_RESET;
@@ -418,8 +420,9 @@ static void krwq_apply_attr(struct krwq_qp *qp, struct ib_qp_attr *a, int mask,
 /*
  * Takes qp->s_lock once no run of the send queue is under way: a RESET
  * must not pull the send queue from under a run that let interrupts in
- * (send.c).  Meanwhile sq_stop ends the run at its next WQE and starts
- * no other, however often the QP is posted to; this may sleep.  WRs
+ * (send.c).  Meanwhile sq_stop ends the run at its next WQE (one WQE's
+ * copy, or one SEND_WITH_INV's wait for a copy elsewhere) and starts no
+ * other, however often the QP is posted to; this may sleep.  WRs
  * posted meanwhile are left to send_work, in case the caller then
  * changes nothing.
  */
@@ -638,6 +641,7 @@ int krwq_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	del_timer_sync(&qp->sq_timer);
 	cancel_work_sync(&qp->send_work);
 	cancel_work_sync(&qp->err_work);
+	cancel_delayed_work_sync(&qp->inv_work);	/* RESET: inv_wait off */
 	cancel_work_sync(&qp->event_work);
 	cancel_delayed_work_sync(&qp->uflush_work);	/* RESET: no re-arm */
 	/* completions that name this QP would point at freed memory */

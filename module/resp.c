@@ -277,36 +277,28 @@ static void krwq_dest_reset_under(struct krwq_qp *dqp,
 }
 
 /*
- * The remote invalidation of SEND_WITH_INV @w into @dqp, its payload
- * placed.  A copy elsewhere that still holds the region stops at its next
- * window, but it may need a lock of this run's first (sqp's s_lock, which
- * a modify_qp may hold while it waits for dqp's r_lock): so the run lets
- * its locks go (krwq_run_window()) until the region is free, and never
- * waits with them held.  The caller does not hold interrupts off itself
+ * The remote invalidation of region @rkey by a SEND_WITH_INV into @dqp,
+ * its payload placed and the sender's regions let go.  A copy elsewhere
+ * that still holds the region stops at its next window, but it may need a
+ * lock of this run's first (sqp's s_lock, which a modify_qp may hold
+ * while it waits for dqp's r_lock): so the run lets its locks go
+ * (krwq_run_window()) until the region is free, and never waits with
+ * them held.  The caller does not hold interrupts off itself
  * (krwq_exec_send()), so the locks do go.
- * Return: 0; -EINVAL if @w's key names no fast-registration region of the
+ * Return: 0; -EINVAL if @rkey names no fast-registration region of the
  * receiver's; -ECANCELED if @dqp was reset meanwhile.
  */
 static int krwq_run_invalidate(struct krwq_qp *sqp, struct krwq_qp *dqp,
-			       struct krwq_swqe *w)
+			       u32 rkey)
 	__must_hold(&sqp->s_lock) __must_hold(&dqp->r_lock)
 {
-	/*
-	 * the sender's own buffers may lie in the region: not waited for;
-	 * an inline payload holds none (its num_sge still counts its SGEs)
-	 */
-	u32 nheld = w->send_flags & IB_SEND_INLINE ? 0 : w->num_sge;
-	bool counted = false;
 	int ret;
 
 	for (;;) {
-		ret = krwq_mr_invalidate(dqp->dev, dqp->ibqp.pd, w->rkey,
-					 sqp->s_mrs, nheld);
+		ret = krwq_mr_invalidate(dqp->dev, dqp->ibqp.pd, rkey);
 		if (ret != -EBUSY)
 			return ret;
-		if (!counted)
-			krwq_count(dqp->dev, KRWQ_STAT_INV_WAITS, 1);
-		counted = true;
+		krwq_inv_wait_counted(sqp);
 		ret = krwq_run_window(sqp, dqp);
 		if (ret)
 			return ret;
@@ -420,18 +412,24 @@ static void krwq_exec_send(struct krwq_qp *sqp, struct krwq_qp *dqp,
 	krwq_src_cursor(sqp, w, &src);
 	if (!krwq_fill_rwqe(sqp, dqp, &t, &src, w->length, NULL, 0, o))
 		goto out;
-	/* remote invalidation: a fast-registration region of the receiver's */
+	/*
+	 * remote invalidation: a fast-registration region of the receiver's.
+	 * The payload is placed: the sender's own regions go first, so that
+	 * the wait holds none that another such wait could be waiting for.
+	 */
 	if (w->opcode == IB_WR_SEND_WITH_INV) {
-		int ret = krwq_run_invalidate(sqp, dqp, w);
+		int ret;
 
+		krwq_src_put(sqp, w);
+		ret = krwq_run_invalidate(sqp, dqp, w->rkey);
 		if (ret == -ECANCELED) {
 			krwq_dest_reset_under(dqp, &t, o);
-			goto out;
+			return;
 		}
 		if (ret) {
 			krwq_dest_error(dqp, t.wr_id, IB_WC_LOC_PROT_ERR);
 			o->status = IB_WC_REM_INV_REQ_ERR;
-			goto out;
+			return;
 		}
 		wc.wc_flags = IB_WC_WITH_INVALIDATE;
 		wc.ex.invalidate_rkey = w->rkey;
@@ -448,6 +446,8 @@ static void krwq_exec_send(struct krwq_qp *sqp, struct krwq_qp *dqp,
 		wc.ex.imm_data = w->imm_data;
 	}
 	krwq_dest_complete(dqp, &wc, w->send_flags & IB_SEND_SOLICITED);
+	if (w->opcode == IB_WR_SEND_WITH_INV)
+		return;		/* its regions went above */
 out:
 	krwq_src_put(sqp, w);
 }

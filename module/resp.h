@@ -60,7 +60,19 @@ struct krwq_outcome {
 	bool lost;			/* the destination was reset mid-copy */
 	bool awaits;			/* RC on the wire: sent, the answer due */
 	bool again;			/* not executed: send_work tries again */
+	bool inv_busy;			/* not executed: again after a tick */
 };
+
+/*
+ * An invalidation of the WQE at @qp's sq_tail found its region still in
+ * a copy: inv_waits counts it once per WQE.  The caller holds qp->s_lock.
+ */
+static inline void krwq_inv_wait_counted(struct krwq_qp *qp)
+{
+	if (!qp->sq_inv_counted)
+		krwq_count(qp->dev, KRWQ_STAT_INV_WAITS, 1);
+	qp->sq_inv_counted = true;
+}
 
 static inline bool krwq_is_atomic(enum ib_wr_opcode op)
 {
@@ -106,6 +118,7 @@ void krwq_resp_wire_rc(struct krwq_qp *dqp, const struct krwq_wire_pkt *pkt,
 		       const union ib_gid *sgid, const union ib_gid *dgid,
 		       const void *payload);
 void krwq_resp_wire_reset(struct krwq_qp *qp);
+void krwq_wire_inv_work(struct work_struct *work);
 bool krwq_wire_from_peer(struct krwq_qp *dqp, const union ib_gid *sgid,
 			 const union ib_gid *dgid);
 

@@ -335,6 +335,7 @@ static void krwq_sq_flush_locked(struct krwq_qp *qp)
 	qp->wire_req.resume = false;
 	qp->rnr_tries = 0;
 	qp->ack_tries = 0;
+	qp->sq_inv_counted = false;
 	for (; qp->sq_tail != end;
 	     qp->sq_tail = krwq_sq_next(qp, qp->sq_tail)) {
 		struct krwq_swqe *w = krwq_sq_entry(qp, qp->sq_tail);
@@ -381,9 +382,10 @@ void krwq_qp_error_locked(struct krwq_qp *qp)
 /*
  * IB_WR_REG_MR and IB_WR_LOCAL_INV, in send queue order.  A LOCAL_INV
  * whose region a copy still holds (on another CPU, or on this one under
- * the interrupt that posted it) stays at the head of the queue, and
- * send_work tries it again: waiting here, under s_lock, could wait for
- * ever.
+ * the interrupt that posted it) stays at the head of the queue, and is
+ * tried again a tick later: waiting here, under s_lock, could wait for
+ * ever.  So is a REG_MR of a region invalid but still held, which a
+ * flushed LOCAL_INV can leave.
  */
 static void krwq_exec_local(struct krwq_qp *qp, struct krwq_swqe *w,
 			    struct krwq_outcome *o)
@@ -394,12 +396,14 @@ static void krwq_exec_local(struct krwq_qp *qp, struct krwq_swqe *w,
 		ret = krwq_mr_fast_reg(w->reg.mr, qp->ibqp.pd, w->reg.key,
 				       w->reg.access);
 	else
-		ret = krwq_mr_invalidate(qp->dev, qp->ibqp.pd, w->rkey,
-					 NULL, 0);
-	if (ret == -EBUSY)
-		o->again = true;
-	else if (ret)
+		ret = krwq_mr_invalidate(qp->dev, qp->ibqp.pd, w->rkey);
+	if (ret == -EBUSY) {
+		if (w->opcode == IB_WR_LOCAL_INV)
+			krwq_inv_wait_counted(qp);
+		o->inv_busy = true;
+	} else if (ret) {
 		o->status = IB_WC_LOC_PROT_ERR;
+	}
 }
 
 /* --- running the send queue -------------------------------------------- */
@@ -584,13 +588,17 @@ static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags,
 			krwq_send_ud(qp, w, &o);
 		else
 			krwq_send_connected(qp, w, &o);
-		trace_krwq_deliver(qp, w, o.status, o.rnr, o.no_ack);
-
-		if (o.again) {	/* not executed: it waits for send_work */
-			krwq_count(qp->dev, KRWQ_STAT_INV_WAITS, 1);
+		/* not executed: send_work tries it again, now or a tick on */
+		if (o.again) {
 			queue_work(krwq_wq, &qp->send_work);
 			break;
 		}
+		if (o.inv_busy) {
+			qp->sq_waiting = true;
+			mod_timer(&qp->sq_timer, jiffies + 1);
+			break;
+		}
+		trace_krwq_deliver(qp, w, o.status, o.rnr, o.no_ack);
 		if (o.awaits) {
 			krwq_wire_wait(qp, KRWQ_WIRE_AWAIT_ANSWER,
 				       krwq_ack_timeout_jiffies(qp->attr.timeout));
@@ -604,6 +612,7 @@ static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags,
 			o.status = IB_WC_RETRY_EXC_ERR;
 		qp->rnr_tries = 0;
 		qp->ack_tries = 0;
+		qp->sq_inv_counted = false;
 		qp->sq_tail = krwq_sq_next(qp, qp->sq_tail);
 		krwq_complete_send(qp, w, o.status);
 		if (o.status != IB_WC_SUCCESS)

@@ -132,7 +132,7 @@ static u8 krwq_wire_opcode(u8 class, enum ib_wr_opcode op, bool first,
  * acknowledgment.  A long message lets interrupts in between packets
  * (and UC's packets built so far go out then).  Return: 0, -ENOMEM (the
  * rest of the message is not built), or -EFAULT (the payload's regions
- * do not check out, or one was invalidated part way).
+ * do not check out).
  */
 static int krwq_wire_send_msg(struct krwq_qp *sqp, struct krwq_swqe *w,
 			      u8 class, u32 skip)
@@ -182,15 +182,6 @@ static int krwq_wire_send_msg(struct krwq_qp *sqp, struct krwq_swqe *w,
 				krwq_tx_xmit(sqp->dev, sqp->run->tx,
 					     *sqp->run->flags);
 			krwq_run_relock(sqp);
-			/*
-			 * a region invalidated meanwhile: the message stops,
-			 * as a loopback copy does (krwq_run_copy()), so the
-			 * invalidation is not held back to its end
-			 */
-			if (krwq_cursor_revoked(&src)) {
-				ret = -EFAULT;
-				break;
-			}
 		}
 		ret = krwq_wire_packet(sqp, &pkt, &src, n, &to);
 		if (ret)

@@ -538,6 +538,69 @@ static int krwq_wire_rc_data(struct krwq_qp *dqp,
 }
 
 /*
+ * The end of a SEND or RDMA WRITE packet with the expected PSN, its
+ * payload placed (@code 0) or refused (@code, a NAK): a SEND_WITH_INV's
+ * invalidation, then the PSN moves on, a last packet completes its
+ * message, and the packet is acknowledged if it asks.  An invalidation
+ * whose region a copy still holds (it lets go at its next window, maybe
+ * only after taking a lock whose holder waits for this r_lock) is not
+ * waited for here: the packet stays unanswered, its PSN expected, and
+ * inv_work looks again a tick later.
+ */
+static void krwq_wire_rc_msg_end(struct krwq_qp *dqp,
+				 const struct krwq_wire_pkt *pkt, int code,
+				 struct sk_buff_head *out)
+	__must_hold(&dqp->r_lock)
+{
+	struct krwq_wire_rx *rx = &dqp->wire_rx;
+	u8 op = krwq_wire_op(pkt);
+	bool last = krwq_wire_op_last(op), send = krwq_wire_op_send(op);
+	u32 hdrs = krwq_wire_headers(pkt->opcode);
+
+	if (!code && (hdrs & KRWQ_HDR_IETH)) {
+		int inv = krwq_mr_invalidate(dqp->dev, dqp->ibqp.pd,
+					     pkt->inv_rkey);
+
+		if (inv == -EBUSY) {
+			if (!rx->inv_wait) {
+				krwq_count(dqp->dev, KRWQ_STAT_INV_WAITS, 1);
+				rx->inv.opcode = pkt->opcode;
+				rx->inv.se = pkt->se;
+				rx->inv.ack_req = pkt->ack_req;
+				rx->inv.psn = pkt->psn;
+				rx->inv.rkey = pkt->inv_rkey;
+			}
+			rx->inv_wait = true;
+			queue_delayed_work(krwq_wq, &dqp->inv_work, 1);
+			return;
+		}
+		rx->inv_wait = false;
+		if (inv) {
+			rx->held = false;
+			krwq_dest_error(dqp, rx->t.wr_id, IB_WC_LOC_PROT_ERR);
+			code = KRWQ_NAK_INVALID_REQ;
+		}
+	}
+	if (code) {
+		krwq_wire_fatal(dqp, code, pkt->psn, out);
+		return;
+	}
+	rx->epsn = krwq_psn_add(pkt->psn, 1);
+	if (last) {
+		rx->msg = KRWQ_WIRE_MSG_NONE;
+		rx->msn = krwq_psn_add(rx->msn, 1);
+		if (send)
+			krwq_wire_complete(dqp, pkt, IB_WC_RECV, rx->off);
+		else if (hdrs & KRWQ_HDR_IMMDT)
+			krwq_wire_complete(dqp, pkt, IB_WC_RECV_RDMA_WITH_IMM,
+					   rx->len);
+	}
+	if (pkt->ack_req)
+		krwq_wire_ack(dqp, KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
+			      pkt->psn, out);
+}
+
+/*
  * The packet of a SEND or RDMA WRITE with the expected PSN.  A first
  * packet comes between messages, the others within one of their kind; a
  * SEND takes a receive WQE at its first packet and a WRITE with
@@ -556,16 +619,16 @@ static void krwq_wire_rc_msg(struct krwq_qp *dqp,
 
 	/*
 	 * The last packet of a SEND_WITH_INV again, its payload in place and
-	 * its region found still in use (below): only the invalidation and
-	 * what follows it are left.  Its PSN names that packet.
+	 * its region found still in use (krwq_wire_rc_msg_end()): only the
+	 * invalidation and what follows it are left.  Its PSN names that
+	 * packet.
 	 */
 	if (rx->inv_wait) {
-		if (!last || !(hdrs & KRWQ_HDR_IETH)) {
+		if (!last || !(hdrs & KRWQ_HDR_IETH))
 			krwq_wire_fatal(dqp, KRWQ_NAK_INVALID_REQ, pkt->psn, out);
-			return;
-		}
-		code = 0;
-		goto invalidate;
+		else
+			krwq_wire_rc_msg_end(dqp, pkt, 0, out);
+		return;
 	}
 	if (first ? rx->msg != KRWQ_WIRE_MSG_NONE :
 		    rx->msg != (send ? KRWQ_WIRE_MSG_SEND : KRWQ_WIRE_MSG_WRITE)) {
@@ -601,46 +664,46 @@ static void krwq_wire_rc_msg(struct krwq_qp *dqp,
 		rx->held = false;
 		krwq_dest_error(dqp, rx->t.wr_id, IB_WC_LOC_PROT_ERR);
 	}
-invalidate:
-	if (!code && (hdrs & KRWQ_HDR_IETH)) {
-		int inv = krwq_mr_invalidate(dqp->dev, dqp->ibqp.pd,
-					     pkt->inv_rkey, NULL, 0);
+	krwq_wire_rc_msg_end(dqp, pkt, code, out);
+}
 
-		/*
-		 * A copy still holds the region and lets go at its next
-		 * window, maybe only after taking a lock whose holder waits
-		 * for this r_lock: no waiting here.  Unanswered, the packet
-		 * comes again once the requester's ACK timer runs out.
-		 */
-		if (inv == -EBUSY) {
-			rx->inv_wait = true;
-			krwq_count(dqp->dev, KRWQ_STAT_INV_WAITS, 1);
-			return;
-		}
-		rx->inv_wait = false;
-		if (inv) {
-			rx->held = false;
-			krwq_dest_error(dqp, rx->t.wr_id, IB_WC_LOC_PROT_ERR);
-			code = KRWQ_NAK_INVALID_REQ;
-		}
+/**
+ * krwq_wire_inv_work() - a SEND_WITH_INV from the wire whose region was
+ * still in a copy (wire_rx.inv_wait): look again, a tick at a time, and
+ * once the region is free, complete the receive and acknowledge the
+ * message as its last packet would have, so that no requester has to
+ * send it again (one with no ACK timeout never would).
+ * @work: qp->inv_work.
+ *
+ * Context: process context; takes the QP's r_lock.
+ */
+void krwq_wire_inv_work(struct work_struct *work)
+{
+	struct krwq_qp *dqp = container_of(to_delayed_work(work),
+					   struct krwq_qp, inv_work);
+	struct krwq_wire_rx *rx = &dqp->wire_rx;
+	struct sk_buff_head out;
+	unsigned long flags;
+
+	__skb_queue_head_init(&out);
+	spin_lock_irqsave(&dqp->r_lock, flags);
+	if (rx->inv_wait && !dqp->err_pending && krwq_can_receive(dqp)) {
+		struct krwq_wire_pkt pkt = {
+			.opcode = rx->inv.opcode,
+			.se = rx->inv.se,
+			.ack_req = rx->inv.ack_req,
+			.pkey = IB_DEFAULT_PKEY_FULL,
+			.dqpn = dqp->ibqp.qp_num,
+			.psn = rx->inv.psn,
+			.inv_rkey = rx->inv.rkey,
+		};
+
+		krwq_wire_rc_msg_end(dqp, &pkt, 0, &out);
 	}
-	if (code) {
-		krwq_wire_fatal(dqp, code, pkt->psn, out);
-		return;
-	}
-	rx->epsn = krwq_psn_add(pkt->psn, 1);
-	if (last) {
-		rx->msg = KRWQ_WIRE_MSG_NONE;
-		rx->msn = krwq_psn_add(rx->msn, 1);
-		if (send)
-			krwq_wire_complete(dqp, pkt, IB_WC_RECV, rx->off);
-		else if (hdrs & KRWQ_HDR_IMMDT)
-			krwq_wire_complete(dqp, pkt, IB_WC_RECV_RDMA_WITH_IMM,
-					   rx->len);
-	}
-	if (pkt->ack_req)
-		krwq_wire_ack(dqp, KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
-			      pkt->psn, out);
+	spin_unlock_irqrestore(&dqp->r_lock, flags);
+	local_bh_disable();	/* as from the socket's softirq */
+	krwq_tx_xmit(dqp->dev, &out, flags);
+	local_bh_enable();
 }
 
 /**
