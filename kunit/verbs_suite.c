@@ -1492,7 +1492,7 @@ static void vt_send_with_invalidate(struct kunit *t)
 
 	KUNIT_ASSERT_NOT_NULL(t, buf);
 	mr = vt_fr_registered(t, v, buf, 1, &sg, &c, &d);
-	vt_send_inv_bad(t, v, c, d, mr->rkey + 1);
+	vt_send_inv_bad(t, v, c, d, ib_inc_rkey(mr->rkey));
 	vt_fr_free(v, mr, &sg);
 	KUNIT_ASSERT_EQ(t, vt_pair(v, &c, &d), 0);
 	vt_send_inv_bad(t, v, c, d, key);
@@ -1595,17 +1595,19 @@ static noinline void vt_inv_local_held(struct kunit *t, struct vt *v,
 {
 	struct krwq_mr *held = vt_mr_hold(v, mr);
 	struct vt_release r;
+	unsigned long flags;
 	int ret, polled;
 	struct ib_wc wc;
 	u64 waits;
 
 	KUNIT_ASSERT_NOT_NULL(t, held);
 	waits = vt_counter(v, "inv_waits");
+	/* posted and looked at before the timer can fire */
+	local_irq_save(flags);
 	vt_release_arm(&r, held);
-	preempt_disable();	/* looked at well before the timer */
 	ret = vt_local_inv(qp, mr->rkey, 42);
 	polled = ib_poll_cq(v->scq, 1, &wc);
-	preempt_enable();
+	local_irq_restore(flags);
 	KUNIT_EXPECT_EQ(t, ret, 0);
 	KUNIT_EXPECT_EQ(t, polled, 0);
 	KUNIT_EXPECT_EQ(t, vt_counter(v, "inv_waits"), waits + 1);
@@ -1679,8 +1681,8 @@ static noinline void vt_inv_send_held(struct kunit *t, struct vt *v,
 	init_completion(&poster.done);
 	if (irqs_off) {
 		/* send_work may run only once this has looked */
-		vt_release_arm(&r, held);
 		local_irq_save(flags);
+		vt_release_arm(&r, held);
 		poster.ret = ib_post_send(c, &wr, &bad);
 		polled = ib_poll_cq(v->rcq, 1, &wc);
 		local_irq_restore(flags);

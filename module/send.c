@@ -536,9 +536,10 @@ static void krwq_wire_wait(struct krwq_qp *qp, enum krwq_wire_await what,
  *      with krwq_tx_xmit() once it has released s_lock.
  *
  * Stops when the queue is empty, the QP leaves RTS, an RC send must wait
- * to be retried (an RNR NAK or no answer; sq_timer resumes it), or the
- * budget of one run is spent or a WQE's invalidation finds its region
- * still in use (send_work carries on).  Only one run at a
+ * to be retried (an RNR NAK or no answer; sq_timer resumes it), a local
+ * WQE finds its region still in a copy (sq_timer resumes it a tick
+ * later), or the budget of one run is spent (send_work carries on).
+ * Only one run at a
  * time: a second caller leaves its WRs to the run under way.
  *
  * Every KRWQ_IRQOFF_BYTES copied the run drops its locks and takes them
@@ -634,8 +635,8 @@ static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags,
 }
 
 /**
- * krwq_sq_timer() - an RNR wait or the local ACK timeout ran out: try the
- * send at sq_tail again.
+ * krwq_sq_timer() - an RNR wait, the local ACK timeout or the tick a
+ * busy region's invalidation waits ran out: try the WQE at sq_tail again.
  * @t: qp->sq_timer.
  */
 void krwq_sq_timer(struct timer_list *t)

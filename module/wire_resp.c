@@ -566,10 +566,12 @@ static void krwq_wire_rc_msg_end(struct krwq_qp *dqp,
 				krwq_count(dqp->dev, KRWQ_STAT_INV_WAITS, 1);
 				rx->inv.opcode = pkt->opcode;
 				rx->inv.se = pkt->se;
-				rx->inv.ack_req = pkt->ack_req;
+				rx->inv.ack_req = false;
 				rx->inv.psn = pkt->psn;
 				rx->inv.rkey = pkt->inv_rkey;
 			}
+			/* a retry of the packet may ask for the ACK */
+			rx->inv.ack_req |= pkt->ack_req;
 			rx->inv_wait = true;
 			queue_delayed_work(krwq_wq, &dqp->inv_work, 1);
 			return;
@@ -586,6 +588,7 @@ static void krwq_wire_rc_msg_end(struct krwq_qp *dqp,
 		return;
 	}
 	rx->epsn = krwq_psn_add(pkt->psn, 1);
+	rx->nak_sent = false;	/* one sent while inv_work waited named the old */
 	if (last) {
 		rx->msg = KRWQ_WIRE_MSG_NONE;
 		rx->msn = krwq_psn_add(rx->msn, 1);
