@@ -1398,6 +1398,25 @@ static void vt_fast_reg_refused(struct kunit *t)
 }
 
 /*
+ * A signaled SEND_WITH_INV of v->abuf's first 16 bytes, invalidating @key,
+ * into *@wr and *@sge.
+ */
+static void vt_inv_wr(struct vt *v, struct ib_send_wr *wr, struct ib_sge *sge,
+		      u64 wr_id, u32 key, int flags)
+{
+	*sge = (struct ib_sge){
+		.addr = (uintptr_t)v->abuf, .length = 16,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	*wr = (struct ib_send_wr){
+		.wr_id = wr_id, .sg_list = sge, .num_sge = 1,
+		.opcode = IB_WR_SEND_WITH_INV,
+		.send_flags = IB_SEND_SIGNALED | flags,
+		.ex.invalidate_rkey = key,
+	};
+}
+
+/*
  * SEND_WITH_INV (with @flags) invalidates the receiver's region and says
  * so.  An inline payload lies in the send queue: the sender holds no
  * region that the invalidation could count as its own, and before, the
@@ -1409,17 +1428,10 @@ static noinline u32 vt_send_inv_once(struct kunit *t, struct vt *v,
 				     int flags)
 {
 	u8 *buf = kunit_kzalloc(t, PAGE_SIZE, GFP_KERNEL);
-	struct ib_sge sge = {
-		.addr = (uintptr_t)v->abuf, .length = 16,
-		.lkey = v->pd->local_dma_lkey,
-	};
-	struct ib_send_wr wr = {
-		.wr_id = 9, .sg_list = &sge, .num_sge = 1,
-		.opcode = IB_WR_SEND_WITH_INV,
-		.send_flags = IB_SEND_SIGNALED | flags,
-	};
 	const struct ib_send_wr *bad;
+	struct ib_send_wr wr;
 	struct scatterlist sg;
+	struct ib_sge sge;
 	struct ib_qp *c, *d;
 	struct ib_mr *mr;
 	struct ib_wc wc;
@@ -1429,7 +1441,7 @@ static noinline u32 vt_send_inv_once(struct kunit *t, struct vt *v,
 	mr = vt_fr_registered(t, v, buf, 1, &sg, &c, &d);
 	key = mr->rkey;
 
-	wr.ex.invalidate_rkey = mr->rkey;
+	vt_inv_wr(v, &wr, &sge, 9, mr->rkey, flags);
 	KUNIT_ASSERT_EQ(t, vt_post_recv(v, d, 10, v->bbuf, 64), 0);
 	KUNIT_ASSERT_EQ(t, ib_post_send(c, &wr, &bad), 0);
 	KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
@@ -1451,17 +1463,12 @@ static noinline u32 vt_send_inv_once(struct kunit *t, struct vt *v,
 static noinline void vt_send_inv_bad(struct kunit *t, struct vt *v,
 				     struct ib_qp *c, struct ib_qp *d, u32 key)
 {
-	struct ib_sge sge = {
-		.addr = (uintptr_t)v->abuf, .length = 16,
-		.lkey = v->pd->local_dma_lkey,
-	};
-	struct ib_send_wr wr = {
-		.wr_id = 9, .sg_list = &sge, .num_sge = 1,
-		.opcode = IB_WR_SEND_WITH_INV, .send_flags = IB_SEND_SIGNALED,
-		.ex.invalidate_rkey = key,
-	};
 	const struct ib_send_wr *bad;
+	struct ib_send_wr wr;
+	struct ib_sge sge;
 	struct ib_wc wc;
+
+	vt_inv_wr(v, &wr, &sge, 9, key, 0);
 
 	KUNIT_ASSERT_EQ(t, vt_post_recv(v, d, 11, v->bbuf, 64), 0);
 	KUNIT_ASSERT_EQ(t, ib_post_send(c, &wr, &bad), 0);
@@ -1658,15 +1665,8 @@ static noinline void vt_inv_send_held(struct kunit *t, struct vt *v,
 				      struct ib_mr *mr, struct ib_qp *c,
 				      struct ib_qp *d, bool irqs_off)
 {
-	struct ib_sge sge = {
-		.addr = (uintptr_t)v->abuf, .length = 16,
-		.lkey = v->pd->local_dma_lkey,
-	};
-	struct ib_send_wr wr = {
-		.wr_id = 43, .sg_list = &sge, .num_sge = 1,
-		.opcode = IB_WR_SEND_WITH_INV, .send_flags = IB_SEND_SIGNALED,
-		.ex.invalidate_rkey = mr->rkey,
-	};
+	struct ib_send_wr wr;
+	struct ib_sge sge;
 	struct vt_poster poster = { .v = v, .qp = c, .wr = &wr };
 	const struct ib_send_wr *bad;
 	struct krwq_mr *held;
@@ -1675,6 +1675,7 @@ static noinline void vt_inv_send_held(struct kunit *t, struct vt *v,
 	struct ib_wc wc;
 	int polled;
 
+	vt_inv_wr(v, &wr, &sge, 43, mr->rkey, 0);
 	held = vt_mr_hold(v, mr);
 	KUNIT_ASSERT_NOT_NULL(t, held);
 	KUNIT_ASSERT_EQ(t, vt_post_recv(v, d, 44, v->bbuf, 64), 0);
