@@ -358,6 +358,11 @@ enum krwq_wire_await {
  *              stopped; the resend of a SEND or WRITE starts there, when
  *              @resume is set.
  * @resume: see @resume_psn.
+ * @sent: @first_psn to @last_psn are the WQE at sq_tail's: it went out at
+ *        least once, so an ACK of @last_psn completes it whatever the
+ *        requester waits for (krwq_wire_answer()).
+ * @answered: such an ACK came while a run of the send queue had let s_lock
+ *            go: the run completes the WQE instead of sending it again.
  */
 struct krwq_wire_req {
 	u32 first_psn;
@@ -369,7 +374,22 @@ struct krwq_wire_req {
 	bool timed_out;
 	u32 resume_psn;
 	bool resume;
+	bool sent;
+	bool answered;
 };
+
+/*
+ * krwq_wire_req_idle - the requester waits for nothing and has nothing in
+ * flight: the WQE at sq_tail (if any) has not been sent.  PSNs stay.
+ */
+static inline void krwq_wire_req_idle(struct krwq_wire_req *req)
+{
+	req->await = KRWQ_WIRE_AWAIT_NONE;
+	req->timed_out = false;
+	req->resume = false;
+	req->sent = false;
+	req->answered = false;
+}
 
 struct krwq_ah {
 	struct ib_ah ibah;

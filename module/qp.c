@@ -150,9 +150,7 @@ static void krwq_qp_set_state_locked(struct krwq_qp *qp,
 		qp->rnr_tries = 0;
 		qp->ack_tries = 0;
 		qp->sq_inv_counted = false;
-		qp->wire_req.await = KRWQ_WIRE_AWAIT_NONE;
-		qp->wire_req.timed_out = false;
-		qp->wire_req.resume = false;
+		krwq_wire_req_idle(&qp->wire_req);
 		atomic_set(&qp->comm_est_sent, 0);
 	}
 	/* the receive ring takes posts and deliveries as the table says */

@@ -22,6 +22,7 @@
  * would end a connection whose peer is merely still connecting, or still
  * tearing down, where an HCA or rxe would have retried first.
  */
+#include <kunit/visibility.h>
 #include <linux/jiffies.h>
 
 #include "krwq.h"
@@ -330,9 +331,7 @@ static void krwq_sq_flush_locked(struct krwq_qp *qp)
 	spin_unlock(&qp->r_lock);
 	end = busy ? qp->sq_err_head : qp->sq_head;
 	qp->sq_waiting = false;
-	qp->wire_req.await = KRWQ_WIRE_AWAIT_NONE;
-	qp->wire_req.timed_out = false;
-	qp->wire_req.resume = false;
+	krwq_wire_req_idle(&qp->wire_req);
 	qp->rnr_tries = 0;
 	qp->ack_tries = 0;
 	qp->sq_inv_counted = false;
@@ -439,10 +438,13 @@ static void krwq_send_rc_wire(struct krwq_qp *qp, struct krwq_swqe *w,
 {
 	struct krwq_wire_req *req = &qp->wire_req;
 
+	/* its ACK came while this run had s_lock let go: done */
+	if (req->answered)
+		goto answered;
 	if (req->timed_out) {
 		req->timed_out = false;
 		if (qp->attr.timeout && qp->ack_tries >= qp->attr.retry_cnt) {
-			req->resume = false;
+			krwq_wire_req_idle(req);
 			o->status = IB_WC_RETRY_EXC_ERR;
 			return;
 		}
@@ -450,7 +452,19 @@ static void krwq_send_rc_wire(struct krwq_qp *qp, struct krwq_swqe *w,
 		krwq_count(qp->dev, KRWQ_STAT_ACK_TIMEOUTS, 1);
 	}
 	o->status = krwq_wire_send_rc(qp, w);
-	o->awaits = o->status == IB_WC_SUCCESS;
+	if (o->status != IB_WC_SUCCESS) {
+		krwq_wire_req_idle(req);
+		return;
+	}
+	/* or while it built the message again */
+	if (req->answered)
+		goto answered;
+	o->awaits = true;
+	return;
+answered:
+	krwq_wire_req_idle(req);
+	req->first_psn = krwq_psn_add(req->last_psn, 1);
+	o->status = IB_WC_SUCCESS;
 }
 
 /*
@@ -668,9 +682,7 @@ static void krwq_wire_done(struct krwq_qp *qp, struct krwq_swqe *w,
 {
 	struct krwq_wire_req *req = &qp->wire_req;
 
-	req->await = KRWQ_WIRE_AWAIT_NONE;
-	req->timed_out = false;
-	req->resume = false;
+	krwq_wire_req_idle(req);
 	req->first_psn = krwq_psn_add(req->last_psn, 1);
 	qp->sq_waiting = false;
 	del_timer(&qp->sq_timer);
@@ -849,6 +861,27 @@ static bool krwq_wire_take_answer(struct krwq_qp *qp, struct krwq_swqe *w,
 	}
 }
 
+/*
+ * Whether @pkt, come while the WQE at sq_tail is not waiting for an
+ * answer (a PSN sequence error NAK or a timeout has it going again, or it
+ * waits out an RNR NAK), still completes it: an ACK of its last PSN, sent
+ * once the responder had the whole message, maybe from a duplicate packet
+ * that filled the gap its NAK named.  Dropped, it would leave the WQE to
+ * go again to a peer that may be gone by then, as a pingpong's is once it
+ * has its last message.
+ */
+static bool krwq_wire_late_ack(struct krwq_qp *qp, const struct krwq_swqe *w,
+			       const struct krwq_wire_pkt *pkt)
+{
+	const struct krwq_wire_req *req = &qp->wire_req;
+
+	return req->sent && !krwq_is_rd_atomic(w->opcode) &&
+	       pkt->opcode == IB_OPCODE_RC_ACKNOWLEDGE &&
+	       (pkt->syndrome & KRWQ_AETH_TYPE_MASK) == KRWQ_AETH_ACK &&
+	       krwq_psn_diff(pkt->psn, req->first_psn) >= 0 &&
+	       krwq_psn_diff(pkt->psn, req->last_psn) >= 0;
+}
+
 /**
  * krwq_wire_answer() - an answer from the wire to RC requester @qp: an
  * acknowledgment (ACK, RNR NAK or NAK), an RDMA READ response or an
@@ -866,6 +899,8 @@ static bool krwq_wire_take_answer(struct krwq_qp *qp, struct krwq_swqe *w,
  * wait and go again; a PSN sequence error NAK sends it again now, from
  * the PSN it names; any other
  * NAK fails it with the responder's error, and the QP goes to ERR.  An
+ * ACK of a SEND's or WRITE's last PSN completes it even while it is about
+ * to go again, or is going again (the run that sends it completes it). An
  * answer nothing waits for (stale, duplicated, from anyone but the peer)
  * is dropped and counted in wire_rx_dropped.
  *
@@ -877,22 +912,32 @@ void krwq_wire_answer(struct krwq_qp *qp, const struct krwq_wire_pkt *pkt,
 {
 	enum ib_wc_status status;
 	struct sk_buff_head out;
+	struct krwq_swqe *w;
 	unsigned long flags;
 
 	__skb_queue_head_init(&out);
 	spin_lock_irqsave(&qp->s_lock, flags);
-	if (qp->ibqp.qp_type != IB_QPT_RC ||
-	    qp->wire_req.await != KRWQ_WIRE_AWAIT_ANSWER || qp->sq_running ||
-	    qp->sq_tail == qp->sq_head ||
+	if (qp->ibqp.qp_type != IB_QPT_RC || qp->sq_tail == qp->sq_head ||
 	    !krwq_wire_from_peer(qp, sgid, dgid)) {
 		krwq_count(qp->dev, KRWQ_STAT_WIRE_RX_DROPPED, 1);
-	} else if (krwq_wire_take_answer(qp, krwq_sq_entry(qp, qp->sq_tail),
-					 pkt, payload, &status, &out)) {
-		krwq_wire_done(qp, krwq_sq_entry(qp, qp->sq_tail), status);
+		goto out;
 	}
+	w = krwq_sq_entry(qp, qp->sq_tail);
+	if (qp->wire_req.await != KRWQ_WIRE_AWAIT_ANSWER || qp->sq_running) {
+		if (!krwq_wire_late_ack(qp, w, pkt))
+			krwq_count(qp->dev, KRWQ_STAT_WIRE_RX_DROPPED, 1);
+		else if (qp->sq_running)
+			qp->wire_req.answered = true;
+		else
+			krwq_wire_done(qp, w, IB_WC_SUCCESS);
+	} else if (krwq_wire_take_answer(qp, w, pkt, payload, &status, &out)) {
+		krwq_wire_done(qp, w, status);
+	}
+out:
 	spin_unlock_irqrestore(&qp->s_lock, flags);
 	krwq_tx_xmit(qp->dev, &out, flags);
 }
+EXPORT_SYMBOL_IF_KUNIT(krwq_wire_answer);
 
 /**
  * krwq_send_work() - carry on with a send queue: after an RNR wait or an

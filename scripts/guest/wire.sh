@@ -27,6 +27,8 @@
 #    checked) krwq <-> rxe and krwq <-> krwq; then krwq <-> krwq through
 #    netem's loss, duplication and reordering;
 #    udaddy (rdma_cm: SIDR over QP1, then UD) krwq <-> rxe;
+#  - KUnit's krwq_req_wire: an RC requester on krwqw1 given answers by
+#    hand, late ones among them;
 #  - krwqw0 to itself, in one namespace, goes through the fabric: not a
 #    packet;
 #  - the counters: packets out and in, messages on the local path;
@@ -316,6 +318,18 @@ perf_pair "ib_atomic_bw through the faults, krwqw1 (kwa) server, krwqw2 (kwb) cl
 report $? "krwqw2 resent after losses: ack_timeouts $t0 -> $(stat_of krwqw2 ack_timeouts)"
 tc -n kwa qdisc del dev vab root > /dev/null 2>&1
 tc -n kwb qdisc del dev vba root > /dev/null 2>&1
+
+# --- an RC requester's answers where a case puts them: KUnit's
+# krwq_req_wire (/krwq/krwq_kunit_req.ko) on krwqw1, its SENDs going to
+# 198.18.1.2, where no QP takes them, and the answers made by the test
+insmod /krwq/krwq_kunit_req.ko req_dev=krwqw1 req_src=198.18.1.1 \
+	req_peer=198.18.1.2 > $log 2>&1
+cp /sys/kernel/debug/kunit/krwq_req_wire/results /tmp/req.ktap 2>> $log
+rmmod krwq_kunit_req >> $log 2>&1
+for c in rw_late_ack_after_nak rw_late_ack_in_rnr_wait; do
+	grep -Eq "^ *ok [0-9]+ (- )?$c\$" /tmp/req.ktap
+	report $? "KUnit krwq_req_wire: $c" "$(grep -v '^ *ok ' /tmp/req.ktap | tail -n 20; cat $log)"
+done
 
 udaddy_pair "udaddy (rdma_cm SIDR, then UD): rxe0 server, client in kwa on krwqw0" \
 	- 198.18.0.1 kwa
