@@ -27,8 +27,9 @@
 #    checked) krwq <-> rxe and krwq <-> krwq; then krwq <-> krwq through
 #    netem's loss, duplication and reordering;
 #    udaddy (rdma_cm: SIDR over QP1, then UD) krwq <-> rxe;
-#  - KUnit's krwq_req_wire: an RC requester on krwqw1 given answers by
-#    hand, late ones among them;
+#  - KUnit's krwq_rc_req and krwq_rc_resp: an RC QP on krwqw1 whose peer
+#    the test plays, late answers to its requester, duplicates and
+#    packets out of sequence to its responder;
 #  - krwqw0 to itself, in one namespace, goes through the fabric: not a
 #    packet;
 #  - the counters: packets out and in, messages on the local path;
@@ -319,16 +320,22 @@ report $? "krwqw2 resent after losses: ack_timeouts $t0 -> $(stat_of krwqw2 ack_
 tc -n kwa qdisc del dev vab root > /dev/null 2>&1
 tc -n kwb qdisc del dev vba root > /dev/null 2>&1
 
-# --- an RC requester's answers where a case puts them: KUnit's
-# krwq_req_wire (/krwq/krwq_kunit_req.ko) on krwqw1, its SENDs going to
-# 198.18.1.2, where no QP takes them, and the answers made by the test
-insmod /krwq/krwq_kunit_req.ko req_dev=krwqw1 req_src=198.18.1.1 \
-	req_peer=198.18.1.2 > $log 2>&1
-cp /sys/kernel/debug/kunit/krwq_req_wire/results /tmp/req.ktap 2>> $log
-rmmod krwq_kunit_req >> $log 2>&1
-for c in rw_late_ack_after_nak rw_late_ack_in_rnr_wait; do
-	grep -Eq "^ *ok [0-9]+ (- )?$c\$" /tmp/req.ktap
-	report $? "KUnit krwq_req_wire: $c" "$(grep -v '^ *ok ' /tmp/req.ktap | tail -n 20; cat $log)"
+# --- an RC QP of krwqw1's whose peer KUnit plays: krwq_rc_req answers
+# its requester, krwq_rc_resp sends to its responder, where each case
+# puts a packet (/krwq/krwq_kunit_rc.ko); the QP's own packets go to
+# 198.18.1.2, where no QP takes them
+insmod /krwq/krwq_kunit_rc.ko rc_dev=krwqw1 rc_src=198.18.1.1 \
+	rc_peer=198.18.1.2 > $log 2>&1
+for st in req resp; do
+	cp /sys/kernel/debug/kunit/krwq_rc_$st/results "/tmp/rc-$st.ktap" 2>> $log
+done
+rmmod krwq_kunit_rc >> $log 2>&1
+for c in req:rw_late_ack_after_nak req:rw_late_ack_in_rnr_wait \
+	resp:rr_duplicate_send_once resp:rr_out_of_sequence_naks_once \
+	resp:rr_duplicate_atomic_replayed; do
+	st=${c%%:*} c=${c#*:}
+	grep -Eq "^ *ok [0-9]+ (- )?$c\$" "/tmp/rc-$st.ktap"
+	report $? "KUnit krwq_rc_$st: $c" "$(grep -v '^ *ok ' "/tmp/rc-$st.ktap" | tail -n 20; cat $log)"
 done
 
 udaddy_pair "udaddy (rdma_cm SIDR, then UD): rxe0 server, client in kwa on krwqw0" \

@@ -1,0 +1,517 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rc_wire_suite.c - the KUnit suites "krwq_rc_req" and "krwq_rc_resp"
+ * (module krwq_kunit_rc): an RC QP on the wire whose peer the test plays,
+ * so that a packet comes exactly where a case puts it.  The QP is
+ * connected to a peer address where no QP answers.
+ *  - krwq_rc_req: its requester (module/wire_req.c, module/send.c) sends
+ *    a SEND, and takes the answers the test makes by hand
+ *    (krwq_wire_answer());
+ *  - krwq_rc_resp: its responder (module/wire_resp.c) takes requests the
+ *    test makes by hand (krwq_resp_wire_rc()): duplicates and packets out
+ *    of sequence.  Its answers go to the peer address and vanish; the
+ *    device's counters tell how many went.
+ * The guest gives the device and the addresses (scripts/guest/wire.sh):
+ *   rc_dev=NAME    a netdev-bound krwq device with the wire;
+ *   rc_src=IP      the IPv4 address its netdev holds;
+ *   rc_peer=IP     an IPv4 address its netdev reaches (ARP answers for it).
+ * Without them every case is skipped.
+ */
+#include <kunit/test.h>
+#include <linux/inet.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <net/ipv6.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
+#include <rdma/ib_pack.h>
+#include <rdma/ib_verbs.h>
+
+#include "../module/krwq.h"
+#include "../module/resp.h"
+#include "../module/wire.h"
+#include "counter.h"
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+
+static char *rc_dev = "";
+module_param(rc_dev, charp, 0444);
+MODULE_PARM_DESC(rc_dev, "a netdev-bound krwq device with the wire");
+
+static char *rc_src = "";
+module_param(rc_src, charp, 0444);
+MODULE_PARM_DESC(rc_src, "the IPv4 address rc_dev's netdev holds");
+
+static char *rc_peer = "";
+module_param(rc_peer, charp, 0444);
+MODULE_PARM_DESC(rc_peer, "an IPv4 address rc_dev's netdev reaches, where no QP answers");
+
+#define RW_LEN		4096	/* four packets at the path MTU of 1024 */
+#define RW_PEER_QPN	0xabcde	/* no QP of the peer's has it */
+#define RW_SQ_PSN	100
+
+struct rw {
+	struct ib_device *dev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	struct ib_mr *mr;	/* over target, for the peer's READs and atomics */
+	struct scatterlist sg;
+	bool mapped;	/* sg */
+	u8 *buf;	/* the receive WQEs' */
+	u8 *target;	/* one page */
+	union ib_gid src, peer;	/* IPv4-mapped */
+};
+
+static int rw_gid(const char *ip, union ib_gid *gid)
+{
+	__be32 a;
+
+	if (!in4_pton(ip, -1, (u8 *)&a, -1, NULL))
+		return -EINVAL;
+	ipv6_addr_set_v4mapped(a, (struct in6_addr *)gid->raw);
+	return 0;
+}
+
+static int rw_init(struct kunit *t)
+{
+	struct ib_cq_init_attr cq_attr = { .cqe = 8 };
+	struct ib_device *d;
+	struct rw *v;
+
+	v = kunit_kzalloc(t, sizeof(*v), GFP_KERNEL);
+	if (!v)
+		return -ENOMEM;
+	t->priv = v;
+	if (!*rc_dev || rw_gid(rc_src, &v->src) || rw_gid(rc_peer, &v->peer))
+		return 0;
+	d = ib_device_get_by_name(rc_dev, RDMA_DRIVER_UNKNOWN);
+	/* only a device of krwq.ko may be looked into as one */
+	if (d && (!d->ops.owner || strcmp(module_name(d->ops.owner), "krwq") ||
+		  !to_kdev(d)->wire)) {
+		ib_device_put(d);
+		d = NULL;
+	}
+	if (!d)
+		return 0;
+	v->dev = d;
+	v->buf = kunit_kzalloc(t, RW_LEN, GFP_KERNEL);
+	v->target = kunit_kzalloc(t, PAGE_SIZE, GFP_KERNEL);
+	v->pd = ib_alloc_pd(d, 0);
+	if (!v->buf || !v->target || IS_ERR(v->pd))
+		return -ENOMEM;
+	v->cq = ib_create_cq(d, NULL, NULL, v, &cq_attr);
+	return PTR_ERR_OR_ZERO(v->cq);
+}
+
+static void rw_exit(struct kunit *t)
+{
+	struct rw *v = t->priv;
+
+	if (!v || !v->dev)
+		return;
+	if (!IS_ERR_OR_NULL(v->qp))
+		ib_destroy_qp(v->qp);
+	if (v->mapped)
+		ib_dma_unmap_sg(v->dev, &v->sg, 1, DMA_BIDIRECTIONAL);
+	if (!IS_ERR_OR_NULL(v->mr))
+		ib_dereg_mr(v->mr);
+	if (!IS_ERR_OR_NULL(v->cq))
+		ib_destroy_cq(v->cq);
+	if (!IS_ERR_OR_NULL(v->pd))
+		ib_dealloc_pd(v->pd);
+	ib_device_put(v->dev);
+}
+
+/* INIT, RTR and RTS for @qp, to RW_PEER_QPN at rc_peer. */
+static int rw_connect(struct rw *v, struct ib_qp *qp)
+{
+	const struct ib_gid_attr *sgid;
+	struct ib_qp_attr a = {
+		.qp_state = IB_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IB_ACCESS_REMOTE_WRITE |
+				   IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC,
+	};
+	int ret;
+
+	ret = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (ret)
+		return ret;
+	sgid = rdma_find_gid_by_port(v->dev, &v->src,
+				     IB_GID_TYPE_ROCE_UDP_ENCAP, 1, NULL);
+	if (IS_ERR(sgid))
+		return PTR_ERR(sgid);
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTR;
+	a.path_mtu = IB_MTU_1024;
+	a.dest_qp_num = RW_PEER_QPN;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 1;
+	a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&a.ah_attr, 1);
+	rdma_ah_set_grh(&a.ah_attr, &v->peer, 0, sgid->index, 64, 0);
+	ret = ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+			   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	rdma_put_gid_attr(sgid);
+	if (ret)
+		return ret;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IB_QPS_RTS;
+	a.sq_psn = RW_SQ_PSN;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 1;
+	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_SQ_PSN |
+			    IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
+			    IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+/*
+ * v->mr: a fast-registration region over v->target for the peer's READs
+ * and atomics, registered by a REG_MR on @qp (a local WQE: no packet).
+ */
+static void rw_register(struct kunit *t, struct ib_qp *qp)
+{
+	struct rw *v = t->priv;
+	struct ib_reg_wr wr = {
+		.wr = { .wr_id = 9, .opcode = IB_WR_REG_MR },
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
+			  IB_ACCESS_REMOTE_ATOMIC,
+	};
+	const struct ib_send_wr *bad;
+	struct ib_wc wc;
+
+	v->mr = ib_alloc_mr(v->pd, IB_MR_TYPE_MEM_REG, 1);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(v->mr));
+	sg_init_one(&v->sg, v->target, PAGE_SIZE);
+	v->mapped = ib_dma_map_sg(v->dev, &v->sg, 1, DMA_BIDIRECTIONAL) == 1;
+	KUNIT_ASSERT_TRUE(t, v->mapped);
+	KUNIT_ASSERT_EQ(t, ib_map_mr_sg(v->mr, &v->sg, 1, NULL, PAGE_SIZE), 1);
+	wr.mr = v->mr;
+	wr.key = v->mr->rkey;
+	KUNIT_ASSERT_EQ(t, ib_post_send(qp, &wr.wr, &bad), 0);
+	KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
+	KUNIT_ASSERT_EQ(t, wc.status, IB_WC_SUCCESS);
+}
+
+/*
+ * An RC QP of rc_dev's in RTS, connected to RW_PEER_QPN at rc_peer: it
+ * sends from PSN RW_SQ_PSN and expects PSN 0, with v->mr registered and
+ * two receive WQEs posted (wr_id 1 and 2, RW_LEN bytes each, into v->buf).
+ */
+static struct krwq_qp *rw_qp(struct kunit *t)
+{
+	struct rw *v = t->priv;
+	struct ib_qp_init_attr init = {
+		.send_cq = v->cq, .recv_cq = v->cq,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_type = IB_SIGNAL_ALL_WR, .qp_type = IB_QPT_RC,
+	};
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->buf, .length = RW_LEN,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 };
+	const struct ib_recv_wr *bad;
+	struct krwq_qp *qp;
+
+	if (!*rc_dev)
+		kunit_skip(t, "no rc_dev given");
+	KUNIT_ASSERT_NOT_NULL_MSG(t, v->dev,
+				  "rc_dev=%s is no krwq device with the wire, or rc_src=%s or rc_peer=%s is no IPv4 address",
+				  rc_dev, rc_src, rc_peer);
+	v->qp = ib_create_qp(v->pd, &init);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(v->qp));
+	KUNIT_ASSERT_EQ(t, rw_connect(v, v->qp), 0);
+	qp = to_kqp(v->qp);
+	KUNIT_ASSERT_TRUE_MSG(t, qp->route.dest == KRWQ_NO_DEST,
+			      "rc_peer=%s is reached without the wire", rc_peer);
+	rw_register(t, v->qp);
+	for (rwr.wr_id = 1; rwr.wr_id <= 2; rwr.wr_id++)
+		KUNIT_ASSERT_EQ(t, ib_post_recv(v->qp, &rwr, &bad), 0);
+	return qp;
+}
+
+/* rw_qp(), which has just sent a SEND of RW_LEN bytes (wr_id 7). */
+static struct krwq_qp *rw_sent(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->buf, .length = RW_LEN,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_id = 7, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND,
+	};
+	const struct ib_send_wr *bad;
+
+	KUNIT_ASSERT_EQ(t, ib_post_send(v->qp, &wr, &bad), 0);
+	/* the post's run sent it, in four packets */
+	KUNIT_ASSERT_EQ(t, qp->wire_req.await, KRWQ_WIRE_AWAIT_ANSWER);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.first_psn, RW_SQ_PSN);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.last_psn, RW_SQ_PSN + 3);
+	return qp;
+}
+
+/* An acknowledgment from the peer, with AETH @syndrome, of @psn. */
+static void rw_answer(struct krwq_qp *qp, u8 syndrome, u32 psn)
+{
+	struct krwq_wire_pkt pkt = {
+		.opcode = IB_OPCODE_RC_ACKNOWLEDGE,
+		.pkey = IB_DEFAULT_PKEY_FULL,
+		.dqpn = qp->ibqp.qp_num,
+		.psn = psn,
+		.syndrome = syndrome,
+	};
+
+	krwq_wire_answer(qp, &pkt, &qp->attr.ah_attr.grh.dgid,
+			 &qp->route.sgid, NULL);
+}
+
+/*
+ * A PSN sequence error NAK has the SEND going again from its third
+ * packet, and the ACK of its last PSN comes before it went: the
+ * responder had the whole message by then (a duplicate of the missing
+ * packet filled the gap).  That ACK completes the SEND; the ACK of an
+ * earlier PSN, which the responder sends before a NAK and which may come
+ * after it, does not.  Before, any answer that came while the SEND was
+ * not waiting for one was dropped: the SEND went again, and a peer gone
+ * meanwhile (a pingpong that had its last message) left it to fail with
+ * RETRY_EXC_ERR.  Both answers come with bottom halves off on this CPU,
+ * so send_work, which the NAK queued here, has not run in between.
+ */
+static void rw_late_ack_after_nak(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_sent(t);
+	struct rw *v = t->priv;
+	int before, after;
+	struct ib_wc wc;
+
+	local_bh_disable();
+	rw_answer(qp, KRWQ_AETH_NAK | KRWQ_NAK_PSN_SEQ_ERR, RW_SQ_PSN + 2);
+	rw_answer(qp, KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
+		  RW_SQ_PSN + 1);
+	before = ib_poll_cq(v->cq, 1, &wc);
+	rw_answer(qp, KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
+		  RW_SQ_PSN + 3);
+	after = ib_poll_cq(v->cq, 1, &wc);
+	local_bh_enable();
+	KUNIT_EXPECT_EQ(t, before, 0);
+	KUNIT_ASSERT_EQ(t, after, 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 7);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, wc.opcode, IB_WC_SEND);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.first_psn, RW_SQ_PSN + 4);
+	KUNIT_EXPECT_FALSE(t, qp->wire_req.sent);
+	/* send_work finds nothing to send: no completion comes twice */
+	msleep(20);
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 0);
+}
+
+/*
+ * The same while the SEND waits out an RNR NAK (of its first packet,
+ * whose duplicate, come after a receive was posted, started the message
+ * the responder then completed): the ACK of its last PSN completes it
+ * without the wait and the resend.
+ */
+static void rw_late_ack_in_rnr_wait(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_sent(t);
+	struct rw *v = t->priv;
+	struct ib_wc wc;
+	int polled;
+
+	local_bh_disable();
+	/* timer value 31: 491 ms */
+	rw_answer(qp, KRWQ_AETH_RNR_NAK | 31, RW_SQ_PSN);
+	rw_answer(qp, KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
+		  RW_SQ_PSN + 3);
+	polled = ib_poll_cq(v->cq, 1, &wc);
+	local_bh_enable();
+	KUNIT_ASSERT_EQ(t, polled, 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 7);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_FALSE(t, timer_pending(&qp->sq_timer));
+	KUNIT_EXPECT_EQ(t, qp->rnr_tries, 0);
+}
+
+/* --- the responder ------------------------------------------------------ */
+
+#define RW_SEND_LEN	16	/* a SEND's payload */
+#define RW_READ_LEN	2048	/* a READ's: two responses */
+
+/*
+ * A request from the peer, as the socket's softirq brings it: RC @op
+ * (IB_OPCODE_SEND_ONLY, ...) with PSN @psn, asking for an acknowledgment.
+ * A SEND carries RW_SEND_LEN bytes; a READ asks for RW_READ_LEN bytes of
+ * v->target, and a FETCH_ADD adds @add to its first eight, through v->mr.
+ */
+static void rw_request(struct rw *v, u8 op, u32 psn, u64 add)
+{
+	struct krwq_qp *qp = to_kqp(v->qp);
+	struct krwq_wire_pkt pkt = {
+		.opcode = IB_OPCODE_RC | op,
+		.ack_req = true,
+		.pkey = IB_DEFAULT_PKEY_FULL,
+		.dqpn = v->qp->qp_num,
+		.psn = psn,
+		.va = v->mr->iova,
+		.rkey = v->mr->rkey,
+		.dma_len = op == IB_OPCODE_RDMA_READ_REQUEST ? RW_READ_LEN : 8,
+		.swap_add = add,
+		.payload_len = op == IB_OPCODE_SEND_ONLY ? RW_SEND_LEN : 0,
+	};
+	static const u8 payload[RW_SEND_LEN] = "sixteen bytes...";
+
+	local_bh_disable();
+	krwq_resp_wire_rc(qp, &pkt, &qp->attr.ah_attr.grh.dgid,
+			  &qp->route.sgid, payload);
+	local_bh_enable();
+}
+
+/* The packets rc_dev has sent, or tried to: the responder's answers. */
+static u64 rw_answers(struct rw *v)
+{
+	return krwq_test_counter(v->dev, "wire_tx_packets") +
+	       krwq_test_counter(v->dev, "wire_tx_dropped");
+}
+
+/* The receive completion that came, if one did: its wr_id; else 0. */
+static u64 rw_received(struct kunit *t)
+{
+	struct rw *v = t->priv;
+	struct ib_wc wc;
+
+	if (ib_poll_cq(v->cq, 1, &wc) != 1)
+		return 0;
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, wc.opcode, IB_WC_RECV);
+	KUNIT_EXPECT_EQ(t, wc.byte_len, RW_SEND_LEN);
+	return wc.wr_id;
+}
+
+/*
+ * A SEND that comes again (its ACK was lost) is acknowledged again but
+ * not delivered again: the next SEND takes the next receive WQE.
+ */
+static void rr_duplicate_send_once(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+	u64 answers = rw_answers(v);
+
+	rw_request(v, IB_OPCODE_SEND_ONLY, 0, 0);
+	KUNIT_EXPECT_EQ(t, rw_received(t), 1);
+	KUNIT_EXPECT_EQ(t, qp->wire_rx.epsn, 1);
+	KUNIT_EXPECT_EQ(t, rw_answers(v), answers + 1);
+	KUNIT_EXPECT_EQ(t, memcmp(v->buf, "sixteen bytes...", RW_SEND_LEN), 0);
+	rw_request(v, IB_OPCODE_SEND_ONLY, 0, 0);
+	KUNIT_EXPECT_EQ(t, rw_received(t), 0);
+	KUNIT_EXPECT_EQ(t, qp->wire_rx.epsn, 1);
+	KUNIT_EXPECT_EQ(t, rw_answers(v), answers + 2);
+	rw_request(v, IB_OPCODE_SEND_ONLY, 1, 0);
+	KUNIT_EXPECT_EQ(t, rw_received(t), 2);
+	KUNIT_EXPECT_EQ(t, qp->wire_rx.epsn, 2);
+}
+
+/*
+ * Packets past the expected PSN (those before them were lost): the first
+ * gets an ACK of what came before and a PSN sequence error NAK, the next
+ * nothing, and neither is delivered; the lost ones, once resent, are.
+ */
+static void rr_out_of_sequence_naks_once(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+	u64 answers = rw_answers(v);
+
+	rw_request(v, IB_OPCODE_SEND_ONLY, 2, 0);
+	KUNIT_EXPECT_EQ(t, rw_received(t), 0);
+	KUNIT_EXPECT_EQ(t, qp->wire_rx.epsn, 0);
+	KUNIT_EXPECT_EQ(t, rw_answers(v), answers + 2);
+	rw_request(v, IB_OPCODE_SEND_ONLY, 3, 0);
+	KUNIT_EXPECT_EQ(t, rw_received(t), 0);
+	KUNIT_EXPECT_EQ(t, rw_answers(v), answers + 2);
+	rw_request(v, IB_OPCODE_SEND_ONLY, 0, 0);
+	KUNIT_EXPECT_EQ(t, rw_received(t), 1);
+	rw_request(v, IB_OPCODE_SEND_ONLY, 1, 0);
+	KUNIT_EXPECT_EQ(t, rw_received(t), 2);
+	KUNIT_EXPECT_EQ(t, qp->wire_rx.epsn, 2);
+	KUNIT_EXPECT_EQ(t, rw_answers(v), answers + 4);
+}
+
+/*
+ * An atomic that comes again gets its saved result again, and is not
+ * carried out twice.
+ */
+static void rr_duplicate_atomic_replayed(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+	u64 *word = (u64 *)v->target, answers = rw_answers(v);
+
+	*word = 5;
+	rw_request(v, IB_OPCODE_FETCH_ADD, 0, 3);
+	KUNIT_EXPECT_EQ(t, *word, 8);
+	KUNIT_EXPECT_EQ(t, qp->wire_rx.epsn, 1);
+	KUNIT_EXPECT_EQ(t, rw_answers(v), answers + 1);
+	rw_request(v, IB_OPCODE_FETCH_ADD, 0, 3);
+	KUNIT_EXPECT_EQ(t, *word, 8);
+	KUNIT_EXPECT_EQ(t, qp->wire_rx.epsn, 1);
+	KUNIT_EXPECT_EQ(t, rw_answers(v), answers + 2);
+}
+
+static struct kunit_case krwq_rc_req_cases[] = {
+	KUNIT_CASE(rw_late_ack_after_nak),
+	KUNIT_CASE(rw_late_ack_in_rnr_wait),
+	{}
+};
+
+static struct kunit_suite krwq_rc_req_suite = {
+	.name = "krwq_rc_req",
+	.init = rw_init,
+	.exit = rw_exit,
+	.test_cases = krwq_rc_req_cases,
+};
+
+static struct kunit_case krwq_rc_resp_cases[] = {
+	KUNIT_CASE(rr_duplicate_send_once),
+	KUNIT_CASE(rr_out_of_sequence_naks_once),
+	KUNIT_CASE(rr_duplicate_atomic_replayed),
+	{}
+};
+
+static struct kunit_suite krwq_rc_resp_suite = {
+	.name = "krwq_rc_resp",
+	.init = rw_init,
+	.exit = rw_exit,
+	.test_cases = krwq_rc_resp_cases,
+};
+
+static struct kunit_suite *krwq_rc_wire_suites[] = {
+	&krwq_rc_req_suite, &krwq_rc_resp_suite,
+};
+
+/* Run from init, after the parameters are parsed (see cm_suite.c). */
+static int __init rw_module_init(void)
+{
+	return __kunit_test_suites_init(krwq_rc_wire_suites,
+					ARRAY_SIZE(krwq_rc_wire_suites));
+}
+module_init(rw_module_init);
+
+static void __exit rw_module_exit(void)
+{
+	__kunit_test_suites_exit(krwq_rc_wire_suites,
+				 ARRAY_SIZE(krwq_rc_wire_suites));
+}
+module_exit(rw_module_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("krwq: an RC QP on the wire, its peer played by hand (KUnit)");
