@@ -467,6 +467,27 @@ static void rr_duplicate_atomic_replayed(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, rw_answers(v), answers + 2);
 }
 
+/*
+ * A READ that comes again is read again, all its responses sent again,
+ * and the PSN expected stays past the first one's responses.
+ */
+static void rr_duplicate_read_read_again(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+	u64 answers = rw_answers(v);
+
+	rw_request(v, IB_OPCODE_RDMA_READ_REQUEST, 0, 0);
+	KUNIT_EXPECT_EQ(t, qp->wire_rx.epsn, 2);
+	KUNIT_EXPECT_EQ(t, rw_answers(v), answers + 2);
+	rw_request(v, IB_OPCODE_RDMA_READ_REQUEST, 0, 0);
+	KUNIT_EXPECT_EQ(t, qp->wire_rx.epsn, 2);
+	KUNIT_EXPECT_EQ(t, rw_answers(v), answers + 4);
+	rw_request(v, IB_OPCODE_SEND_ONLY, 2, 0);
+	KUNIT_EXPECT_EQ(t, rw_received(t), 1);
+	KUNIT_EXPECT_EQ(t, qp->wire_rx.epsn, 3);
+}
+
 static struct kunit_case krwq_rc_req_cases[] = {
 	KUNIT_CASE(rw_late_ack_after_nak),
 	KUNIT_CASE(rw_late_ack_in_rnr_wait),
@@ -484,6 +505,7 @@ static struct kunit_case krwq_rc_resp_cases[] = {
 	KUNIT_CASE(rr_duplicate_send_once),
 	KUNIT_CASE(rr_out_of_sequence_naks_once),
 	KUNIT_CASE(rr_duplicate_atomic_replayed),
+	KUNIT_CASE(rr_duplicate_read_read_again),
 	{}
 };
 

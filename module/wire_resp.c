@@ -791,9 +791,12 @@ static void krwq_wire_read_send(struct krwq_qp *dqp,
 	};
 	struct krwq_sge_cursor src;
 	struct sk_buff_head batch;
+	unsigned long irq;
 	u32 batched = 0;
 
 	__skb_queue_head_init(&batch);
+	/* no lock held: the batches go out now unless interrupts are off */
+	local_save_flags(irq);
 	krwq_cursor_init(&src, &rsge, 1, &job->mr);
 	for (i = 0; i < n; i++) {
 		u32 len = min(job->mtu, job->len - off);
@@ -818,11 +821,11 @@ static void krwq_wire_read_send(struct krwq_qp *dqp,
 		off += len;
 		batched += len;
 		if (batched >= KRWQ_WIRE_READ_BATCH) {
-			krwq_tx_xmit(dqp->dev, &batch, 0);
+			krwq_tx_xmit(dqp->dev, &batch, irq);
 			batched = 0;
 		}
 	}
-	krwq_tx_xmit(dqp->dev, &batch, 0);
+	krwq_tx_xmit(dqp->dev, &batch, irq);
 	if (job->mr)
 		krwq_mr_put(job->mr);
 }
