@@ -2622,10 +2622,13 @@ static void vt_uc_drops(struct kunit *t)
 
 /*
  * Two buffers of @len bytes for one long message, the source filled with
- * 0x5a and the destination zeroed; vt_exit() frees them.
+ * 0x5a and the destination zeroed; they replace those of an earlier call
+ * (a case of several rounds), and vt_exit() frees the last.
  */
 static bool vt_big_bufs(struct vt *v, u32 len)
 {
+	vfree(v->big_src);
+	vfree(v->big_dst);
 	v->big_src = vmalloc(len);
 	v->big_dst = vzalloc(len);
 	if (!v->big_src || !v->big_dst)
@@ -2944,6 +2947,24 @@ static u8 *vt_big_send_begun(struct kunit *t, struct vt_big_send *b)
 }
 
 /*
+ * An RC pair s -> r, r on the SRQ, and b's long send from s begun
+ * (vt_big_send_begun()) into the SRQ's WQE 1.
+ */
+static u8 *vt_srq_send_begun(struct kunit *t, struct vt_big_send *b,
+			     struct ib_qp **s, struct ib_qp **r)
+{
+	struct vt *v = b->v;
+
+	*s = vt_new_qp(v, IB_QPT_RC, false);
+	*r = vt_new_qp(v, IB_QPT_RC, true);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(*s) || IS_ERR(*r));
+	KUNIT_ASSERT_EQ(t, vt_connect(*s, (*r)->qp_num, 7), 0);
+	KUNIT_ASSERT_EQ(t, vt_connect(*r, (*s)->qp_num, 7), 0);
+	b->from = *s;
+	return vt_big_send_begun(t, b);
+}
+
+/*
  * A move to ERR that arrives while a long receive is being copied (the
  * sender letting interrupts in between pieces) leaves the receive flush
  * to the end of that copy: the receive completes first, whole, and a
@@ -2997,13 +3018,7 @@ static void vt_drain_srq_waits_for_long_copy(struct kunit *t)
 	int got;
 	u8 *dst;
 
-	s = vt_new_qp(v, IB_QPT_RC, false);
-	r = vt_new_qp(v, IB_QPT_RC, true);
-	KUNIT_ASSERT_FALSE(t, IS_ERR(s) || IS_ERR(r));
-	KUNIT_ASSERT_EQ(t, vt_connect(s, r->qp_num, 7), 0);
-	KUNIT_ASSERT_EQ(t, vt_connect(r, s->qp_num, 7), 0);
-	b.from = s;
-	dst = vt_big_send_begun(t, &b);
+	dst = vt_srq_send_begun(t, &b, &s, &r);
 	KUNIT_EXPECT_EQ(t, ib_modify_qp(r, &attr, IB_QP_STATE), 0);
 	ended = READ_ONCE(dst[len - 1]) != 0;
 	/* the drain's marker, posted in ERR as ib_drain_sq() posts it */
@@ -3067,6 +3082,75 @@ static void vt_reset_during_long_copy(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, wc.wr_id, 7ull);
 	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
 	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->rcq, 1, &wc), 0);
+}
+
+/*
+ * The same on a QP of an SRQ, whose WQEs a RESET does not discard: the
+ * abandoned delivery's WQE completes flushed, once, before the RESET
+ * returns, and the sender's retry takes the SRQ's next WQE.  Before, the
+ * FLUSH_ERR was entered whenever the abandoned copy next took the QP's
+ * lock: after the RESET had returned, maybe on a QP connected again, or
+ * once a destroy had cleaned the QP's completions out of the CQ, the
+ * SRQ's WQE then gone without one.  That copy takes the lock again within
+ * microseconds, so a single look right after the RESET may miss it: the
+ * case looks three times, on new QPs each time.
+ */
+static noinline void vt_reset_srq_once(struct kunit *t, int round)
+{
+	const u32 len = KRWQ_MAX_MSG_SIZE;
+	struct vt *v = t->priv;
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
+	struct vt_big_send b = { .v = v, .len = len, .srq = v->srq };
+	struct ib_sge sge = { .length = len, .lkey = v->pd->local_dma_lkey };
+	struct ib_recv_wr rwr = { .wr_id = 2, .sg_list = &sge, .num_sge = 1 };
+	const struct ib_recv_wr *bad;
+	struct ib_qp *s, *r;
+	struct ib_wc wc;
+	int got;
+	u8 *dst;
+
+	dst = vt_srq_send_begun(t, &b, &s, &r);
+	KUNIT_EXPECT_EQ(t, ib_modify_qp(r, &attr, IB_QP_STATE), 0);
+	/* what the receive CQ holds when the RESET returns */
+	got = ib_poll_cq(v->rcq, 1, &wc);
+	wait_for_completion(&b.done);
+	KUNIT_EXPECT_EQ(t, b.ret, 0);
+	if (got == 1 && wc.status == IB_WC_SUCCESS) {
+		kunit_info(t, "round %d: the copy ended before the RESET", round);
+	} else {
+		KUNIT_EXPECT_EQ_MSG(t, got, 1,
+				    "round %d: the RESET returned before the abandoned WQE completed",
+				    round);
+		if (got != 1)	/* it comes later: take it, and go on */
+			KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
+		KUNIT_EXPECT_EQ(t, wc.wr_id, 1ull);
+		KUNIT_EXPECT_EQ(t, wc.status, IB_WC_WR_FLUSH_ERR);
+		KUNIT_EXPECT_PTR_EQ(t, wc.qp, r);
+		KUNIT_EXPECT_EQ(t, ib_poll_cq(v->rcq, 1, &wc), 0);
+		/* connected again, with the SRQ's next WQE: the retry takes it */
+		memset(dst, 0, len);
+		sge.addr = (uintptr_t)dst;
+		KUNIT_ASSERT_EQ(t, vt_connect(r, s->qp_num, 7), 0);
+		KUNIT_ASSERT_EQ(t, ib_post_srq_recv(v->srq, &rwr, &bad), 0);
+		KUNIT_ASSERT_EQ(t, vt_poll(v->rcq, &wc, 1), 1);
+		KUNIT_EXPECT_EQ(t, wc.wr_id, 2ull);
+		KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+		KUNIT_EXPECT_EQ(t, wc.byte_len, len);
+		KUNIT_EXPECT_EQ(t, dst[len - 1], 0x5a);
+	}
+	KUNIT_ASSERT_EQ(t, vt_poll(v->scq, &wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 7ull);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	vt_free_qp(v, s);
+	vt_free_qp(v, r);
+}
+
+static void vt_reset_srq_during_long_copy(struct kunit *t)
+{
+	int round;
+
+	for (round = 1; round <= 3; round++)
+		vt_reset_srq_once(t, round);
 }
 
 /* Posters of 64 KiB RDMA WRITEs that keep a QP's send queue running. */
@@ -3238,6 +3322,7 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(vt_drain_waits_for_long_copy),
 	KUNIT_CASE(vt_drain_srq_waits_for_long_copy),
 	KUNIT_CASE(vt_reset_during_long_copy),
+	KUNIT_CASE(vt_reset_srq_during_long_copy),
 	KUNIT_CASE(vt_reset_with_busy_posters),
 	{}
 };

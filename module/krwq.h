@@ -541,9 +541,11 @@ struct krwq_qp {
 	 * the last of them, and the send queue's flush too (a drain's marker
 	 * WR completes there, and must come after what they deliver; on an
 	 * SRQ it is all a drain waits for); a RESET bumps r_gen so that they
-	 * are abandoned.  All four under r_lock.
+	 * are abandoned, and waits for them to go (r_busy_waiters).  All
+	 * five under r_lock.
 	 */
 	u32 r_busy;
+	u32 r_busy_waiters;
 	u32 r_gen;
 	bool r_flush_deferred;
 	bool sq_flush_deferred;

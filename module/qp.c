@@ -446,6 +446,31 @@ static void krwq_qp_lock_idle(struct krwq_qp *qp, unsigned long *flags)
 		queue_work(krwq_wq, &qp->send_work);
 }
 
+/*
+ * After a move to RESET: waits, sleeping, until no delivery into @qp is
+ * part done (r_busy).  Each finds r_gen moved once it takes r_lock again
+ * and abandons its WQE: a QP's own goes with its ring, an SRQ's completes
+ * flushed (krwq_dest_reset_under()).  So that WQE completes before the
+ * RESET returns, not once the QP may be connected again, or destroyed
+ * with its completions cleaned out of the CQ.  No delivery starts in
+ * RESET, so the wait ends.
+ */
+static void krwq_qp_wait_abandoned(struct krwq_qp *qp)
+{
+	unsigned long flags;
+
+	might_sleep();
+	spin_lock_irqsave(&qp->r_lock, flags);
+	while (qp->r_busy) {
+		qp->r_busy_waiters++;	/* the last delivery's end wakes us */
+		spin_unlock_irqrestore(&qp->r_lock, flags);
+		wait_var_event(&qp->r_busy, !READ_ONCE(qp->r_busy));
+		spin_lock_irqsave(&qp->r_lock, flags);
+		qp->r_busy_waiters--;
+	}
+	spin_unlock_irqrestore(&qp->r_lock, flags);
+}
+
 /**
  * krwq_modify_qp() - ib_device_ops.modify_qp: attributes and the state
  * machine (ib_modify_qp_is_ok() decides which transitions and attribute
@@ -458,7 +483,9 @@ static void krwq_qp_lock_idle(struct krwq_qp *qp, unsigned long *flags)
  * Everything is checked before anything changes.
  *
  * Context: process context when moving to RESET, which waits for a run of
- * the send queue under way; any other change does not sleep.
+ * the send queue under way, and then for the deliveries into the QP that
+ * the RESET abandons (an SRQ's WQE among them completes flushed first);
+ * any other change does not sleep.
  * Return: 0 or -EINVAL.
  */
 int krwq_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
@@ -498,6 +525,8 @@ int krwq_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	}
 out:
 	spin_unlock_irqrestore(&qp->s_lock, flags);
+	if (!ret && next == IB_QPS_RESET)
+		krwq_qp_wait_abandoned(qp);
 	return ret;
 }
 

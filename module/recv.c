@@ -58,7 +58,9 @@ static void krwq_count_mapped_post(struct krwq_qp *qp, struct krwq_rq *rq)
  * @qp: the QP whose receive it was.
  * @wr_id: the WR.
  *
- * An overflow of the CQ is moot: the QP is in ERR or reset already.
+ * An overflow of the CQ is the CQ's to report (its IB_EVENT_CQ_ERR, and
+ * cq_overflows); the QP is in ERR or RESET already, with nothing further
+ * to move it to.
  */
 void krwq_rq_flush_complete(struct krwq_qp *qp, u64 wr_id)
 {

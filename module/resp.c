@@ -174,7 +174,8 @@ static int krwq_run_window(struct krwq_qp *sqp, struct krwq_qp *dqp)
 	}
 	if (!run->busy_dqp) {
 		run->busy_dqp = dqp;
-		dqp->r_busy++;
+		/* read with no lock by a RESET's wait (krwq_modify_qp()) */
+		WRITE_ONCE(dqp->r_busy, dqp->r_busy + 1);
 	}
 	spin_unlock(&dqp->r_lock);
 	krwq_run_let_irqs_in(sqp);
@@ -198,8 +199,17 @@ static void krwq_run_dest_done(struct krwq_qp *sqp, struct krwq_qp *dqp)
 	if (run->busy_dqp != dqp)
 		return;
 	run->busy_dqp = NULL;
-	if (--dqp->r_busy)
+	WRITE_ONCE(dqp->r_busy, dqp->r_busy - 1);
+	if (dqp->r_busy)
 		return;
+	if (dqp->r_busy_waiters) {
+		/*
+		 * r_busy before the wait queue is looked at; pairs with the
+		 * barrier in wait_var_event()'s prepare_to_wait_event()
+		 */
+		smp_mb();
+		wake_up_var(&dqp->r_busy);
+	}
 	if (dqp->sq_flush_deferred) {
 		dqp->sq_flush_deferred = false;
 		queue_work(krwq_wq, &dqp->send_work);
