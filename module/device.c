@@ -60,8 +60,14 @@ static int krwq_query_device(struct ib_device *ibdev,
 	a->max_qp_rd_atom = KRWQ_MAX_RD_ATOM;
 	a->max_qp_init_rd_atom = KRWQ_MAX_INIT_RD_ATOM;
 	a->max_res_rd_atom = KRWQ_MAX_RD_ATOM * KRWQ_MAX_QP;
-	/* the CPU's own atomics on the target: atomic against everything */
-	a->atomic_cap = IB_ATOMIC_GLOB;
+	/*
+	 * The CPU's own atomics on the target: atomic against everything,
+	 * the CPU included, which IB_ATOMIC_GLOB would say.  Reported is the
+	 * weaker IB_ATOMIC_HCA (atomic among this device's QPs), which is
+	 * just as true: the UCX that distributions ship (1.13) turns verbs
+	 * atomics on for HCA only, and rxe reports HCA too.
+	 */
+	a->atomic_cap = IB_ATOMIC_HCA;
 	a->max_ah = KRWQ_MAX_AH;
 	a->max_srq = KRWQ_MAX_SRQ;
 	a->max_srq_wr = KRWQ_MAX_SRQ_WR;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Runs unmodified rdma-core and perftest clients against each DEVICE given,
+# Runs unmodified rdma-core, perftest and UCX clients against each DEVICE given,
 # server and client on loopback, and prints one TAP line per client run,
 # ending with "N passed, N failed".  Runs inside the test VM:
 #   clients.sh DEVICE...     (rxe0 is created on a dummy netdev if named)
@@ -70,6 +70,13 @@ for dev in "$@"; do
 	pair "$row" "$label ib_write_bw, 64 B inline" ib_write_bw -d "$dev" ${gid:+-x "$gid"} -n "$iters" -s 64 -I 64
 	pair "$row" "$label ib_atomic_bw fetch-and-add" ib_atomic_bw -d "$dev" ${gid:+-x "$gid"} -n "$iters" -A FETCH_AND_ADD
 	pair "$row" "$label ib_atomic_bw compare-and-swap" ib_atomic_bw -d "$dev" ${gid:+-x "$gid"} -n "$iters" -A CMP_AND_SWAP
+	# UCX over its rc_verbs transport: RDMA WRITE, SEND, and the device
+	# atomics, which UCX 1.13 uses only on a device reporting
+	# IBV_ATOMIC_HCA ("does not support required 64-bit atomic" else)
+	for t in put_bw am_lat add_lat fadd cswap; do
+		pair '^Final:' "$label ucx_perftest -x rc_verbs -t $t" ucx_perftest -- \
+			ucx_perftest -d "$dev:1" -x rc_verbs -t "$t" -n "$iters"
+	done
 	if [ "$dev" != rxe0 ]; then
 		# the device's counters moved with all that traffic, and they
 		# add up: every receive taken or flushed was counted as posted
