@@ -267,6 +267,26 @@ static void krwq_tx_out(struct krwq_dev *dev, struct sk_buff *skb)
 }
 
 /**
+ * krwq_tx_defer() - leave packets to dev->tx_work, which sends them from
+ * process context, in order after those left before.
+ * @dev: the sending device.
+ * @tx: the packets; empty on return.
+ *
+ * Context: any.
+ */
+void krwq_tx_defer(struct krwq_dev *dev, struct sk_buff_head *tx)
+{
+	unsigned long f;
+
+	if (skb_queue_empty(tx))
+		return;
+	spin_lock_irqsave(&dev->tx_q.lock, f);
+	skb_queue_splice_tail_init(tx, &dev->tx_q);
+	spin_unlock_irqrestore(&dev->tx_q.lock, f);
+	queue_work(krwq_wq, &dev->tx_work);
+}
+
+/**
  * krwq_tx_xmit() - send the packets a run queued.
  * @dev: the sending device.
  * @tx: the run's list; empty on return.
@@ -280,15 +300,8 @@ void krwq_tx_xmit(struct krwq_dev *dev, struct sk_buff_head *tx,
 {
 	struct sk_buff *skb;
 
-	if (skb_queue_empty(tx))
-		return;
 	if (irqs_disabled_flags(flags) || irqs_disabled()) {
-		unsigned long f;
-
-		spin_lock_irqsave(&dev->tx_q.lock, f);
-		skb_queue_splice_tail_init(tx, &dev->tx_q);
-		spin_unlock_irqrestore(&dev->tx_q.lock, f);
-		queue_work(krwq_wq, &dev->tx_work);
+		krwq_tx_defer(dev, tx);
 		return;
 	}
 	while ((skb = __skb_dequeue(tx)))

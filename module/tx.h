@@ -49,6 +49,7 @@ void krwq_tx_to_peer(struct krwq_tx_cb *to, const struct krwq_qp *qp);
 int krwq_tx_build(struct krwq_dev *dev, struct krwq_wire_pkt *pkt,
 		  struct krwq_sge_cursor *src, u32 len,
 		  const struct krwq_tx_cb *to, struct sk_buff_head *list);
+void krwq_tx_defer(struct krwq_dev *dev, struct sk_buff_head *tx);
 void krwq_tx_xmit(struct krwq_dev *dev, struct sk_buff_head *tx,
 		  unsigned long flags);
 void krwq_tx_work(struct work_struct *work);

@@ -777,6 +777,26 @@ static bool krwq_wire_rc_read(struct krwq_qp *dqp,
 #define KRWQ_WIRE_READ_BATCH	SZ_16K
 
 /*
+ * Sends one batch of READ responses.  The first goes from the caller's
+ * context, so that a short READ is answered at once, unless packets left
+ * to dev->tx_work before it are still waiting there (it would overtake
+ * them).  The rest go to tx_work: the caller is the socket's softirq,
+ * and what it sends to a peer on this host (a veth's backlog) is taken
+ * in only once it returns, so a long READ sent from there would overrun
+ * that backlog.
+ */
+static void krwq_wire_read_out(struct krwq_dev *dev,
+			       struct sk_buff_head *batch, bool *first,
+			       unsigned long irq)
+{
+	if (*first && skb_queue_empty_lockless(&dev->tx_q))
+		krwq_tx_xmit(dev, batch, irq);
+	else
+		krwq_tx_defer(dev, batch);
+	*first = false;
+}
+
+/*
  * Builds and sends an RDMA READ's responses (krwq_wire_rc_read()), with no
  * krwq lock held, a batch at a time; drops the region's hold.  A region
  * revoked part way stops them: the requester asks again, and is refused.
@@ -791,11 +811,12 @@ static void krwq_wire_read_send(struct krwq_qp *dqp,
 	};
 	struct krwq_sge_cursor src;
 	struct sk_buff_head batch;
+	bool first = true;
 	unsigned long irq;
 	u32 batched = 0;
 
 	__skb_queue_head_init(&batch);
-	/* no lock held: the batches go out now unless interrupts are off */
+	/* no lock held: the first batch goes out now unless irqs are off */
 	local_save_flags(irq);
 	krwq_cursor_init(&src, &rsge, 1, &job->mr);
 	for (i = 0; i < n; i++) {
@@ -821,11 +842,12 @@ static void krwq_wire_read_send(struct krwq_qp *dqp,
 		off += len;
 		batched += len;
 		if (batched >= KRWQ_WIRE_READ_BATCH) {
-			krwq_tx_xmit(dqp->dev, &batch, irq);
+			krwq_wire_read_out(dqp->dev, &batch, &first, irq);
 			batched = 0;
 		}
 	}
-	krwq_tx_xmit(dqp->dev, &batch, irq);
+	if (!skb_queue_empty(&batch))
+		krwq_wire_read_out(dqp->dev, &batch, &first, irq);
 	if (job->mr)
 		krwq_mr_put(job->mr);
 }
