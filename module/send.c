@@ -452,13 +452,13 @@ static void krwq_send_rc_wire(struct krwq_qp *qp, struct krwq_swqe *w,
 		krwq_count(qp->dev, KRWQ_STAT_ACK_TIMEOUTS, 1);
 	}
 	o->status = krwq_wire_send_rc(qp, w);
+	/* or while it built the message again (whatever became of that) */
+	if (req->answered)
+		goto answered;
 	if (o->status != IB_WC_SUCCESS) {
 		krwq_wire_req_idle(req);
 		return;
 	}
-	/* or while it built the message again */
-	if (req->answered)
-		goto answered;
 	o->awaits = true;
 	return;
 answered:
