@@ -37,10 +37,12 @@
  * to ERR leaves the receive flush, or an SRQ QP's LAST_WQE_REACHED, to
  * the delivery, so nothing lands after a receive drain) and r_gen (a
  * RESET of the destination abandons the delivery; an SRQ's WQE then
- * completes flushed).  The destination's send-queue flush waits for such a
- * delivery too (sq_flush_deferred, then send_work), so a drain of a QP on
- * an SRQ, which waits only for a send-queue marker, ends after it; and
- * destroying the QP waits for it (the sender holds a reference).
+ * completes flushed, and the RESET, holding no lock, sleeps until r_busy
+ * is 0, so that completion comes before it returns).  The destination's
+ * send-queue flush waits for such a delivery too (sq_flush_deferred,
+ * then send_work), so a drain of a QP on an SRQ, which waits only for a
+ * send-queue marker, ends after it; and destroying the QP waits for it
+ * (the sender holds a reference).
  *
  * Two sleeping locks sit outside all of these: an SRQ's resize_mutex is
  * taken before its ring locks, and a mapped ring's entry mutex (mmap.c)
