@@ -160,7 +160,8 @@ KERNEL_BUILD_PKGS=(linux-source-6.1 build-essential flex bison bc libelf-dev lib
 VM_PKGS=(qemu-system-x86 busybox-static cpio kmod rdma-core ibverbs-utils ibverbs-providers
 	libibverbs-dev rdmacm-utils libgcc-s1 perftest iproute2 gzip nvme-cli fio tcpdump
 	nfs-kernel-server nfs-common rpcbind libtirpc-common netbase open-iscsi
-	ucx-utils libucx0)
+	ucx-utils libucx0 libfabric-bin openmpi-bin libopenmpi3 openmpi-common libpmix2
+	netcat-traditional)
 
 # kernel_src: where scripts/test-kernel unpacks Debian's linux-source-6.1
 # (for its kunit.py, checkpatch.pl and kernel-doc too)
