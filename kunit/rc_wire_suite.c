@@ -341,6 +341,56 @@ static void rw_late_ack_in_rnr_wait(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, qp->rnr_tries, 0);
 }
 
+/*
+ * The ACK of the SEND's last PSN comes while the run that is to send it
+ * again (after a PSN sequence error NAK) has let s_lock go, as a run does
+ * every KRWQ_IRQOFF_BYTES of a long message.  The test plays that run: it
+ * holds the send queue (sq_running) across the ACK, then lets send_work,
+ * which the NAK queued on this CPU (krwq_wq is per-CPU, and bottom halves
+ * are off), run the queue.  The ACK is kept (wire_req.answered), and the
+ * run completes the SEND with it: SUCCESS, once, and not one packet sent
+ * again for a message the responder already has.
+ */
+static void rw_ack_during_resend_run(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_sent(t);
+	struct rw *v = t->priv;
+	unsigned long flags;
+	u64 sent_before;
+	bool answered;
+	int polled;
+	struct ib_wc wc;
+
+	/* answers make no packet of the requester's (and this may sleep) */
+	sent_before = krwq_test_counter(v->dev, "wire_tx_packets");
+	local_bh_disable();
+	rw_answer(qp, KRWQ_AETH_NAK | KRWQ_NAK_PSN_SEQ_ERR, RW_SQ_PSN + 2);
+	spin_lock_irqsave(&qp->s_lock, flags);
+	WRITE_ONCE(qp->sq_running, true);
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	rw_answer(qp, KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
+		  RW_SQ_PSN + 3);
+	polled = ib_poll_cq(v->cq, 1, &wc);
+	spin_lock_irqsave(&qp->s_lock, flags);
+	answered = qp->wire_req.answered;
+	WRITE_ONCE(qp->sq_running, false);
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	local_bh_enable();
+	KUNIT_EXPECT_EQ(t, polled, 0);
+	KUNIT_EXPECT_TRUE(t, answered);
+
+	/* send_work's run, now free to go */
+	msleep(50);
+	KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 7);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, krwq_test_counter(v->dev, "wire_tx_packets"),
+			sent_before);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.first_psn, RW_SQ_PSN + 4);
+	KUNIT_EXPECT_FALSE(t, qp->wire_req.answered);
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 0);
+}
+
 /* --- the responder ------------------------------------------------------ */
 
 #define RW_SEND_LEN	16	/* a SEND's payload */
@@ -491,6 +541,7 @@ static void rr_duplicate_read_read_again(struct kunit *t)
 static struct kunit_case krwq_rc_req_cases[] = {
 	KUNIT_CASE(rw_late_ack_after_nak),
 	KUNIT_CASE(rw_late_ack_in_rnr_wait),
+	KUNIT_CASE(rw_ack_during_resend_run),
 	{}
 };
 

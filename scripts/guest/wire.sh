@@ -330,7 +330,7 @@ for st in req resp; do
 	cp /sys/kernel/debug/kunit/krwq_rc_$st/results "/tmp/rc-$st.ktap" 2>> $log
 done
 rmmod krwq_kunit_rc >> $log 2>&1
-for c in req:rw_late_ack_after_nak req:rw_late_ack_in_rnr_wait \
+for c in req:rw_late_ack_after_nak req:rw_late_ack_in_rnr_wait req:rw_ack_during_resend_run \
 	resp:rr_duplicate_send_once resp:rr_out_of_sequence_naks_once \
 	resp:rr_duplicate_atomic_replayed resp:rr_duplicate_read_read_again; do
 	st=${c%%:*} c=${c#*:}
