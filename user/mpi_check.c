@@ -30,9 +30,14 @@ static const int sizes[] = { 1, 64, 4096, 65536, 1 << 20 };
 /* pattern_byte - the byte at @i of the message of @size in @round */
 static unsigned char pattern_byte(int size, int round, int i)
 {
-	uint32_t x = (uint32_t)i * 2654435761u ^ (uint32_t)size * 40503u ^ (uint32_t)round;
+	uint32_t x = (uint32_t)i * 2654435761u ^ (uint32_t)size * 40503u ^
+		     (uint32_t)round * 0x9e3779b9u;
 
-	return (unsigned char)(x >> 13);
+	/* mixed, so that size and round reach the byte kept */
+	x ^= x >> 16;
+	x *= 0x45d9f3bu;
+	x ^= x >> 16;
+	return (unsigned char)x;
 }
 
 static void fill(unsigned char *buf, int size, int round, unsigned char mask)
@@ -64,12 +69,12 @@ static long ping_pong(int rank, unsigned char *buf)
 			if (rank == 0) {
 				fill(buf, size, round, 0);
 				MPI_Send(buf, size, MPI_BYTE, 1, round, MPI_COMM_WORLD);
-				memset(buf, 0, size);
+				memset(buf, 0, (unsigned int)size);
 				MPI_Recv(buf, size, MPI_BYTE, 1, round, MPI_COMM_WORLD,
 					 MPI_STATUS_IGNORE);
 				bad += mismatches(buf, size, round, 0xff);
 			} else {
-				memset(buf, 0, size);
+				memset(buf, 0, (unsigned int)size);
 				MPI_Recv(buf, size, MPI_BYTE, 0, round, MPI_COMM_WORLD,
 					 MPI_STATUS_IGNORE);
 				bad += mismatches(buf, size, round, 0);
