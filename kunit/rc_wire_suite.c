@@ -160,7 +160,11 @@ static int rw_connect(struct rw *v, struct ib_qp *qp)
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IB_QPS_RTS;
 	a.sq_psn = RW_SQ_PSN;
-	a.timeout = 14;
+	/*
+	 * about 1 s: no case answers that late, so no ACK timeout resends
+	 * under a case's feet on a slow (TCG, KASAN) guest
+	 */
+	a.timeout = 18;
 	a.retry_cnt = 7;
 	a.rnr_retry = 7;
 	a.max_rd_atomic = 1;
@@ -342,14 +346,17 @@ static void rw_late_ack_in_rnr_wait(struct kunit *t)
 }
 
 /*
- * The ACK of the SEND's last PSN comes while the run that is to send it
- * again (after a PSN sequence error NAK) has let s_lock go, as a run does
- * every KRWQ_IRQOFF_BYTES of a long message.  The test plays that run: it
- * holds the send queue (sq_running) across the ACK, then lets send_work,
- * which the NAK queued on this CPU (krwq_wq is per-CPU, and bottom halves
- * are off), run the queue.  The ACK is kept (wire_req.answered), and the
- * run completes the SEND with it: SUCCESS, once, and not one packet sent
- * again for a message the responder already has.
+ * The ACK of the SEND's last PSN comes, after a PSN sequence error NAK,
+ * while a run holds the send queue (sq_running) and has let s_lock go,
+ * as a run does every KRWQ_IRQOFF_BYTES of a long message.  The test
+ * plays that run: it holds the queue across the ACK, with bottom halves
+ * off so that send_work, which the NAK queued on this CPU (krwq_wq is
+ * per-CPU), waits; then it lets send_work run the queue.  The ACK is kept
+ * (wire_req.answered), and the run that reaches the SEND completes it
+ * with it: SUCCESS, once, and not one packet sent again for a message
+ * the responder already has.  (An ACK that comes while the run is
+ * building the SEND's own packets again is taken after they went; no
+ * case here times an ACK into that window.)
  */
 static void rw_ack_during_resend_run(struct kunit *t)
 {
@@ -380,7 +387,7 @@ static void rw_ack_during_resend_run(struct kunit *t)
 	KUNIT_EXPECT_TRUE(t, answered);
 
 	/* send_work's run, now free to go */
-	msleep(50);
+	flush_work(&qp->send_work);
 	KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
 	KUNIT_EXPECT_EQ(t, wc.wr_id, 7);
 	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
