@@ -21,16 +21,15 @@ tap_t0=$(cut -d. -f1 /proc/uptime)
 . /krwq/lib/tap.sh
 # shellcheck source=pair.sh
 . /krwq/lib/pair.sh
+# shellcheck source=roce.sh
+. /krwq/lib/roce.sh
 
 addr=192.0.2.1
 rspreload=/usr/lib/x86_64-linux-gnu/rsocket/librspreload.so
 
 # msgs DEVICE: how many messages (SEND, WRITE, READ, atomic or datagram)
 # DEVICE has carried so far
-msgs() {
-	rdma statistic show link "$1/1" 2> /dev/null |
-		tr ' ' '\n' | grep -A1 -x local_msgs | tail -n 1 | grep -x '[0-9][0-9]*' || echo 0
-}
+msgs() { stat_of "$1" local_msgs; }
 
 # moved DEVICE BEFORE: DEVICE carried at least 50 messages since msgs
 # printed BEFORE.  rdma_cm's own datagrams (a handful per connection) go
@@ -60,11 +59,14 @@ serve_rdma() {
 }
 
 # end_server: the server ($sp) ended, or killed if its client failed
-# (crc), so that it does not wait out its timeout; sets src
+# (crc), so that it does not wait out its timeout; sets src and puts the
+# server's output in $log after the client's, as pair.sh does
 end_server() {
 	[ "$crc" = 0 ] || kill "$sp" 2> /dev/null
 	wait "$sp"
 	src=$?
+	echo "--- server" >> "$log"
+	cat /tmp/server.log >> "$log"
 }
 
 # make_roce NAME: NAME on dummy netdev md0 with $addr, its port active
@@ -74,13 +76,8 @@ make_roce() {
 			ip link set md0 up &&
 			ip addr add $addr/28 dev md0 &&
 			rdma link add "$1" type krwq netdev md0
-	} > "$log" 2>&1 || return 1
-	k=0
-	until grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state" 2> /dev/null; do
-		[ $k -lt 100 ] || return 1
-		sleep 0.1
-		k=$((k + 1))
-	done
+	} > "$log" 2>&1 &&
+		wait_for 10 grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state"
 }
 
 # ucx DEVICE ROCE: ucx_perftest over rc_verbs and ud_verbs.  On RoCE,
@@ -131,8 +128,6 @@ fabric() {
 			> "$log" 2>&1
 		crc=$?
 		end_server
-		echo "--- server" >> "$log"
-		cat /tmp/server.log >> "$log"
 		[ $crc = 0 ] && [ $src = 0 ] &&
 			sed '/^--- server$/,$d' "$log" | grep -q '^1m ' && moved "$1" "$before"
 		report $? "$1 fi_pingpong -p '$p' -e $ep, every size of -S all (1 MiB among them), data checked"
@@ -150,8 +145,6 @@ rsockets() {
 	timeout 300 riostream -s $addr -p $port -S 65536 -C 100 -T v > "$log" 2>&1
 	crc=$?
 	end_server
-	echo "--- server" >> "$log"
-	cat /tmp/server.log >> "$log"
 	[ $crc = 0 ] && [ $src = 0 ] && moved "$1" "$before"
 	report $? "$1 riostream (rsocket, RDMA-mapped I/O), 100 x 64 KiB each way, data verified"
 
@@ -181,8 +174,6 @@ rsockets() {
 	LD_PRELOAD=$rspreload timeout 300 nc.traditional -q 0 $addr $port < /tmp/src.bin > "$log" 2>&1
 	crc=$?
 	end_server
-	echo "--- server" >> "$log"
-	cat /tmp/server.log >> "$log"
 	[ $crc = 0 ] && [ $src = 0 ] && [ "$(md5sum < /tmp/nc.bin)" = "$want" ] && moved "$1" "$before"
 	report $? "$1 nc through librspreload (TCP as rsockets), 8 MiB, copy identical"
 	rm -f /tmp/src.bin /tmp/rcopy.bin /tmp/nc.bin
