@@ -79,13 +79,13 @@ krwq_rq *new_ring(unsigned max_wr, unsigned max_sge, unsigned flags = 0)
 }
 
 // Exact bytes of a QP's receive ring as module/rq.c allocates it: the
-// struct krwq_krwq header with the entries inline.
+// struct krwq_kring header with the entries inline.
 unsigned long long ring_bytes(unsigned max_wr, unsigned max_sge)
 {
 	krwq_geometry geo;
 	if (krwq_rq_geometry(max_wr, max_sge, &geo))
 		fail("krwq_rq_geometry");
-	return KRWQ_KRWQ_SIZE + geo.ring_bytes;
+	return KRWQ_KRING_SIZE + geo.ring_bytes;
 }
 
 // One WR with num_sge entries, as a consumer of ib_post_recv builds it.

@@ -6,7 +6,7 @@
  *
  * The core implements the logic of rdmavt's struct rvt_krwq (post, take,
  * count, SRQ limit, resize, flush, reset) on memory that the C side owns:
- * struct krwq_rq and struct krwq_krwq are defined in module/rq.h, allocated
+ * struct krwq_rq and struct krwq_kring are defined in module/rq.h, allocated
  * and lock-initialised by C, and only reached here through pointers.  The
  * core checks its view of that memory at build time against offsets that
  * Kbuild generates from the real C definitions (module/layout.c).
@@ -15,7 +15,7 @@
  * Direction C++ -> C: krwq_spin_lock_irqsave()/krwq_spin_unlock_irqrestore(),
  * krwq_assert_held() and the flush sink callback; nothing else.
  *
- * Locks.  Each ring has two spinlocks in its struct krwq_krwq: p_lock
+ * Locks.  Each ring has two spinlocks in its struct krwq_kring: p_lock
  * serialises producers (posting), c_lock consumers (taking); whatever
  * changes the ring as a whole takes both.  The core takes and drops them
  * itself, always with interrupts saved, and never returns with one held;
@@ -71,7 +71,7 @@ enum krwq_rq_state {
 };
 
 struct krwq_rq;
-struct krwq_krwq;
+struct krwq_kring;
 struct ib_recv_wr;
 struct ib_sge;
 
@@ -196,7 +196,7 @@ int krwq_rq_geometry(unsigned int max_wr, unsigned int max_sge,
  * Return: 0, or -KRWQ_EINVAL if the sizes are over the core's limits (then
  * @rq is left as it was).
  */
-int krwq_rq_init(struct krwq_rq *rq, struct krwq_krwq *kwq, void *storage,
+int krwq_rq_init(struct krwq_rq *rq, struct krwq_kring *kwq, void *storage,
 		 unsigned int flags, unsigned int max_wr, unsigned int max_sge);
 
 /**
@@ -388,7 +388,7 @@ unsigned int krwq_rq_limit(struct krwq_rq *rq);
  *
  * The posted entries move in order; producers and consumers wait on the
  * ring locks while they do.  The locks themselves stay where they are, in
- * @rq's struct krwq_krwq.
+ * @rq's struct krwq_kring.
  *
  * Context: Any context, though the caller, who allocates @storage and
  * frees *@old_storage, is usually in process context.  Takes and releases
@@ -407,7 +407,7 @@ int krwq_rq_resize(struct krwq_rq *rq, void *storage, unsigned int max_wr,
 
 /**
  * krwq_spin_lock_irqsave() - take a ring lock for the core.
- * @lock: &kwq->p_lock or &kwq->c_lock of a struct krwq_krwq.
+ * @lock: &kwq->p_lock or &kwq->c_lock of a struct krwq_kring.
  *
  * The kernel side must disable interrupts while it is held: rings are
  * posted to and taken from in interrupt context.
@@ -429,7 +429,7 @@ void krwq_spin_unlock_irqrestore(void *lock, unsigned long flags);
 
 /**
  * krwq_assert_held() - check that the calling thread holds a ring lock.
- * @lock: &kwq->p_lock or &kwq->c_lock of a struct krwq_krwq.
+ * @lock: &kwq->p_lock or &kwq->c_lock of a struct krwq_kring.
  *
  * The run-time half of the core's "the caller holds the lock":
  * lockdep_assert_held() in the kernel (nothing without lockdep), a check

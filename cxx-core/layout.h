@@ -70,12 +70,12 @@ struct TA_CAP("spinlock") alignas(KRWQ_SPINLOCK_ALIGN) SpinLock {
 	void assert_held() const TA_ASSERT() { krwq_assert_held(this); }
 };
 
-// struct krwq_krwq
+// struct krwq_kring
 // Who reads and writes each member, and with which lock: the contract at
 // the top of receive_queue.h.  Only what is never touched without its lock
 // is TA_GUARDED; the indices are also read lock-free, by the other side.
 // TA_ACQ_BEFORE is module/krwq.h's lock order, for the analysis.
-struct Krwq {
+struct KernelRing {
 	SpinLock p_lock TA_ACQ_BEFORE(c_lock);
 	u32 head;
 	alignas(KRWQ_CACHE_LINE) SpinLock c_lock;
@@ -87,7 +87,7 @@ struct Krwq {
 // struct krwq_rq
 struct Rq {
 	Rwq *wq;
-	Krwq *kwq;
+	KernelRing *kwq;
 	u32 slots;
 	u32 stride;
 	u32 limit TA_GUARDED(kwq->c_lock); // but ReceiveQueue::limit() reads it lock-free
@@ -124,17 +124,17 @@ KRWQ_CHECK_OFFSET(Rwq, tail, KRWQ_RWQ_TAIL);
 static_assert(KRWQ_RWQ_WQ == sizeof(Rwq), "user entries must follow head and tail");
 
 KRWQ_CHECK_SIZE(SpinLock, KRWQ_SPINLOCK_SIZE);
-KRWQ_CHECK_SIZE(Krwq, KRWQ_KRWQ_SIZE);
-KRWQ_CHECK_OFFSET(Krwq, p_lock, KRWQ_KRWQ_P_LOCK);
-KRWQ_CHECK_OFFSET(Krwq, head, KRWQ_KRWQ_HEAD);
-KRWQ_CHECK_OFFSET(Krwq, c_lock, KRWQ_KRWQ_C_LOCK);
-KRWQ_CHECK_OFFSET(Krwq, tail, KRWQ_KRWQ_TAIL);
-KRWQ_CHECK_OFFSET(Krwq, count, KRWQ_KRWQ_COUNT);
-KRWQ_CHECK_OFFSET(Krwq, curr_wq, KRWQ_KRWQ_CURR_WQ);
-static_assert(KRWQ_KRWQ_WQ == __builtin_offsetof(Krwq, curr_wq) + sizeof(void *),
+KRWQ_CHECK_SIZE(KernelRing, KRWQ_KRING_SIZE);
+KRWQ_CHECK_OFFSET(KernelRing, p_lock, KRWQ_KRING_P_LOCK);
+KRWQ_CHECK_OFFSET(KernelRing, head, KRWQ_KRING_HEAD);
+KRWQ_CHECK_OFFSET(KernelRing, c_lock, KRWQ_KRING_C_LOCK);
+KRWQ_CHECK_OFFSET(KernelRing, tail, KRWQ_KRING_TAIL);
+KRWQ_CHECK_OFFSET(KernelRing, count, KRWQ_KRING_COUNT);
+KRWQ_CHECK_OFFSET(KernelRing, curr_wq, KRWQ_KRING_CURR_WQ);
+static_assert(KRWQ_KRING_WQ == __builtin_offsetof(KernelRing, curr_wq) + sizeof(void *),
 	      "wq[] must follow curr_wq");
-static_assert(KRWQ_KRWQ_C_LOCK % KRWQ_CACHE_LINE == 0, "c_lock must start a cache line");
-static_assert(KRWQ_KRWQ_C_LOCK >= KRWQ_KRWQ_HEAD + sizeof(u32),
+static_assert(KRWQ_KRING_C_LOCK % KRWQ_CACHE_LINE == 0, "c_lock must start a cache line");
+static_assert(KRWQ_KRING_C_LOCK >= KRWQ_KRING_HEAD + sizeof(u32),
 	      "the consumer lock must not share a line with the producer side");
 
 KRWQ_CHECK_SIZE(Rq, KRWQ_RQ_SIZE);

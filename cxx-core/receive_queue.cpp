@@ -25,7 +25,8 @@ static_assert(kMaxRingBytes < (1ull << 40), "ring sizes must not overflow");
 static_assert((KRWQ_CORE_MAX_SGE + 1) * sizeof(Sge) < (1u << 16), "stride fits easily in u32");
 static_assert(KRWQ_CORE_MAX_SGE <= 255, "num_sge is stored in a u8");
 
-void ReceiveQueue::init(Krwq *kwq, void *storage, bool user, const krwq_geometry &geo, u32 max_sge)
+void ReceiveQueue::init(KernelRing *kwq, void *storage, bool user, const krwq_geometry &geo,
+			u32 max_sge)
 {
 	// Nobody else can see the queue yet, but its locks are initialised
 	// (krwq_core.h), and taking them costs nothing here: every write

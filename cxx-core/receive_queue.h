@@ -9,7 +9,7 @@
 //  - producer head: written by the producer under p_lock with a release
 //    store; read by consumers with an acquire load.  In a user-mapped ring
 //    user space is the producer and the value is validated on every read.
-//  - kernel tail (Krwq::tail): written by consumers under c_lock with a
+//  - kernel tail (KernelRing::tail): written by consumers under c_lock with a
 //    release store; read by producers with an acquire load.  For a user
 //    ring it is also published to Rwq::tail, which the kernel never reads
 //    back.
@@ -44,7 +44,7 @@ class ReceiveQueue {
 public:
 	explicit ReceiveQueue(krwq_rq *rq) : q_(*reinterpret_cast<Rq *>(rq)) {}
 
-	void init(Krwq *kwq, void *storage, bool user, const krwq_geometry &geo, u32 max_sge)
+	void init(KernelRing *kwq, void *storage, bool user, const krwq_geometry &geo, u32 max_sge)
 		TA_EXCL(kwq->p_lock, kwq->c_lock);
 	// *posted: WRs taken from the list (queued, or flushed in FLUSH)
 	Status post(const RecvWr *wr, const RecvWr **bad_wr, const krwq_sink *sink, u32 *posted)

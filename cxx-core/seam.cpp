@@ -25,13 +25,13 @@ int krwq_rq_geometry(unsigned int max_wr, unsigned int max_sge, krwq_geometry *g
 	return krwq::to_errno(krwq::compute_geometry(max_wr, max_sge, geo));
 }
 
-int krwq_rq_init(krwq_rq *rq, krwq_krwq *kwq, void *storage, unsigned int flags,
+int krwq_rq_init(krwq_rq *rq, krwq_kring *kwq, void *storage, unsigned int flags,
 		 unsigned int max_wr, unsigned int max_sge)
 {
 	krwq_geometry geo{};
 	const auto status = krwq::compute_geometry(max_wr, max_sge, &geo);
 	if (status == krwq::Status::kOk)
-		ReceiveQueue(rq).init(reinterpret_cast<krwq::Krwq *>(kwq), storage,
+		ReceiveQueue(rq).init(reinterpret_cast<krwq::KernelRing *>(kwq), storage,
 				      flags & KRWQ_RING_USER, geo, max_sge);
 	return krwq::to_errno(status);
 }

@@ -100,7 +100,7 @@ u32 rq_env_slots(struct krwq_rq *rq);
  * without the lock.
  * @rq: the ring.
  *
- * Return: struct krwq_krwq's count.
+ * Return: struct krwq_kring's count.
  */
 u32 rq_env_cached_count(struct krwq_rq *rq);
 

@@ -13,7 +13,7 @@
  *
  *   qp->s_lock  ->  qp->r_lock  ->  ring p_lock  ->  ring c_lock  ->  cq->lock
  *
- * The ring locks are the two spinlocks of a struct krwq_krwq, taken only
+ * The ring locks are the two spinlocks of a struct krwq_kring, taken only
  * by the C++ core (krwq_core.h says which function takes which); the core's
  * flush sink runs under them and may take a cq->lock, nothing before it.
  * qp->s_lock serialises a QP's send queue and its state changes; its

@@ -8,10 +8,10 @@
  * frees them again.
  *
  * Where the entries live (what curr_wq points at):
- *  - a QP's ring: inline, one allocation holding struct krwq_krwq and its
+ *  - a QP's ring: inline, one allocation holding struct krwq_kring and its
  *    wq[] array, since a QP's receive queue never changes size;
  *  - an SRQ's ring: a separate allocation, so that a resize can swap it
- *    while the struct krwq_krwq that holds the locks stays where it is
+ *    while the struct krwq_kring that holds the locks stays where it is
  *    (a poster spinning on p_lock during a resize still holds a valid lock);
  *  - a user-mapped ring (uverbs ABI 2): a struct krwq_rwq from
  *    krwq_ring_alloc(), indices and entries together, which user space
@@ -29,7 +29,7 @@
 #include "rq_alloc.h"
 #include "trace.h"
 
-static void krwq_rq_init_locks(struct krwq_krwq *kwq)
+static void krwq_rq_init_locks(struct krwq_kring *kwq)
 {
 	spin_lock_init(&kwq->p_lock);
 	spin_lock_init(&kwq->c_lock);
@@ -52,7 +52,7 @@ int krwq_rq_alloc(struct krwq_rq *rq, u32 max_wr, u32 max_sge,
 		  unsigned int flags, int node)
 {
 	struct krwq_geometry geo;
-	struct krwq_krwq *kwq;
+	struct krwq_kring *kwq;
 	void *entries;
 	int ret;
 
@@ -104,7 +104,7 @@ static struct krwq_rwq *krwq_rwq_alloc(const struct krwq_geometry *geo)
 int krwq_rq_alloc_user(struct krwq_rq *rq, u32 max_wr, u32 max_sge, int node)
 {
 	struct krwq_geometry geo;
-	struct krwq_krwq *kwq;
+	struct krwq_kring *kwq;
 	struct krwq_rwq *ring;
 	int ret;
 
@@ -250,7 +250,7 @@ EXPORT_SYMBOL_IF_KUNIT(krwq_rq_resize_alloc);
  */
 void krwq_rq_free(struct krwq_rq *rq)
 {
-	struct krwq_krwq *kwq = rq->kwq;
+	struct krwq_kring *kwq = rq->kwq;
 
 	if (!kwq)
 		return;

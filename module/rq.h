@@ -2,7 +2,7 @@
 /*
  * rq.h - the memory of a krwq receive queue, as C defines it.
  *
- * struct krwq_krwq mirrors rdmavt's struct rvt_krwq member for member
+ * struct krwq_kring mirrors rdmavt's struct rvt_krwq member for member
  * (Linux 6.1 include/rdma/rdmavt_qp.h), struct krwq_rwqe mirrors
  * struct rvt_rwqe and struct krwq_rwq mirrors the user-mappable
  * struct rvt_rwq that rdma-core's ipathverbs provider writes with ABI 2.
@@ -50,7 +50,7 @@ struct krwq_rwq {
 };
 
 /**
- * struct krwq_krwq - the kernel's side of a receive ring.
+ * struct krwq_kring - the kernel's side of a receive ring.
  * @p_lock: serialises producers (posting).
  * @head: next slot to fill in a kernel-owned ring.
  * @c_lock: serialises consumers; on its own cache line, away from @p_lock.
@@ -61,7 +61,7 @@ struct krwq_rwq {
  * @wq: the inline kernel-owned ring (unused when @curr_wq points elsewhere);
  *      entries of struct krwq_rq's stride, as in struct krwq_rwq.
  */
-struct krwq_krwq {
+struct krwq_kring {
 	spinlock_t p_lock;	/* producers */
 	u32 head;
 	spinlock_t c_lock ____cacheline_aligned_in_smp;
@@ -83,7 +83,7 @@ struct krwq_krwq {
  */
 struct krwq_rq {
 	struct krwq_rwq *wq;
-	struct krwq_krwq *kwq;
+	struct krwq_kring *kwq;
 	u32 slots;
 	u32 stride;
 	u32 limit;

@@ -20,7 +20,7 @@ static_assert(KRWQ_EMSGSIZE == EMSGSIZE);
 
 /**
  * krwq_spin_lock_irqsave() - take a ring lock for the core.
- * @lock: a spinlock_t inside a struct krwq_krwq.
+ * @lock: a spinlock_t inside a struct krwq_kring.
  *
  * Return: the saved interrupt flags, for krwq_spin_unlock_irqrestore().
  */
@@ -47,7 +47,7 @@ void krwq_spin_unlock_irqrestore(void *lock, unsigned long flags)
 /**
  * krwq_assert_held() - lockdep_assert_held() for the core, where its
  * contract says the caller holds a ring lock.
- * @lock: a spinlock_t inside a struct krwq_krwq.
+ * @lock: a spinlock_t inside a struct krwq_kring.
  *
  * Without CONFIG_LOCKDEP this does nothing.
  */

@@ -61,7 +61,7 @@ struct krwq_rq *rq_env_new(struct kunit *t, u32 max_wr, u32 max_sge,
 {
 	unsigned int user = flags & RQ_ENV_USER;
 	struct krwq_geometry geo;
-	struct krwq_krwq *kwq;
+	struct krwq_kring *kwq;
 	struct krwq_rq *rq;
 	void *storage;
 	int ret;

@@ -62,7 +62,7 @@ constexpr unsigned kMaxOps = 4000;
 // --- the lock checker (the seam's kernel half) ---------------------------
 
 struct Locks {
-	krwq_krwq *kwq = nullptr;
+	krwq_kring *kwq = nullptr;
 	bool p_held = false;
 	bool c_held = false;
 	unsigned long p_flags = 0;
@@ -182,7 +182,7 @@ private:
 	u32 max_sge_ = 0;
 	u32 stride_ = 0;
 	krwq_rq rq_{};
-	krwq_krwq *kwq_ = nullptr;
+	krwq_kring *kwq_ = nullptr;
 	void *storage_ = nullptr;
 	ib_sge *out_sge_ = nullptr; // exactly max_sge entries
 
@@ -248,9 +248,9 @@ bool Harness::setup()
 	EXPECT(geo.ring_bytes == static_cast<unsigned long long>(geo.slots) * geo.stride);
 	stride_ = geo.stride;
 
-	kwq_ = static_cast<krwq_krwq *>(std::aligned_alloc(
-		alignof(krwq_krwq), (sizeof(krwq_krwq) + alignof(krwq_krwq) - 1) /
-					    alignof(krwq_krwq) * alignof(krwq_krwq)));
+	kwq_ = static_cast<krwq_kring *>(std::aligned_alloc(
+		alignof(krwq_kring), (sizeof(krwq_kring) + alignof(krwq_kring) - 1) /
+					    alignof(krwq_kring) * alignof(krwq_kring)));
 	EXPECT(kwq_);
 	std::memset(static_cast<void *>(kwq_), 0, sizeof(*kwq_));
 	locks = Locks();
