@@ -89,7 +89,8 @@ def table(summary):
     return "\n".join(out)
 
 
-def summary_cmd(folder, commit):
+def summary_cmd(folder, commit, out=sys.stdout):
+    """Write FOLDER/summary.json, print the table on OUT, return the summary."""
     stages = read_tally(os.path.join(folder, "tally"))
     summary = {
         "commit": commit,
@@ -104,8 +105,8 @@ def summary_cmd(folder, commit):
     with open(os.path.join(folder, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
         f.write("\n")
-    print(table(summary))
-    return 0
+    print(table(summary), file=out, flush=True)
+    return summary
 
 
 def doc_cmd(out):
@@ -147,7 +148,8 @@ def doc_cmd(out):
 
 def main(argv):
     if len(argv) == 4 and argv[1] == "summary":
-        return summary_cmd(argv[2], argv[3])
+        summary_cmd(argv[2], argv[3])
+        return 0
     if len(argv) in (2, 3) and argv[1] == "table":
         path = argv[2] if len(argv) == 3 else os.path.join(ROOT, "build/check/summary.json")
         with open(path) as f:
