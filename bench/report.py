@@ -13,7 +13,6 @@ when, on which kernel variant and under what host load.
 """
 import argparse
 import json
-import math
 import os
 import re
 import subprocess
