@@ -110,6 +110,7 @@ def summary_cmd(folder, commit, out=sys.stdout):
 
 
 def doc_cmd(out):
+    sys.dont_write_bytecode = True  # no __pycache__ in the tree
     sys.path.insert(0, os.path.join(ROOT, "bench"))
     import report  # bench/report.py: the bench table's one renderer
 
