@@ -111,7 +111,8 @@ pair() {
 	# listens on its device (the RDMA core lists a wildcard listener per
 	# device; the CM's own listener may come a moment later), and it
 	# connects through cm_delay.so: perftest's data connection races its
-	# server's second listen, and its retry crashes (user/cm_delay.c)
+	# server's second listen, and its retry crashes
+	# (user/cm_delay/cm_delay.c)
 	pre=
 	if [ $cm = 1 ]; then
 		pre="env LD_PRELOAD=/krwq/bin/cm_delay.so"

@@ -35,7 +35,8 @@ now() { cut -d. -f1 /proc/uptime; }
 
 # perftest 4.5's client connects its data QP the moment the handshake
 # ends, while its server is only then starting to listen; losing that race
-# gets it rejected, and perftest's own retry crashes (user/cm_delay.c).
+# gets it rejected, and perftest's own retry crashes
+# (user/cm_delay/cm_delay.c).
 # Its clients therefore connect through cm_delay.so, half a second late
 # (a client that still loses the race fails its test).
 cm_delay="env LD_PRELOAD=/krwq/bin/cm_delay.so"

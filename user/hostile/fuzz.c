@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hfuzz.c - krwq_hostile fuzz: random and truncated commands straight to
+ * fuzz.c - krwq_hostile fuzz: random and truncated commands straight to
  * the device's uverbs character device, for a bounded time.
  *
  * A session opens /dev/infiniband/uverbsN, usually gets a context, and
@@ -31,8 +31,8 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_ioctl_cmds.h>
 
-#include "hcommon.h"
 #include "hostile.h"
+#include "raw.h"
 #include "vt.h"
 
 #define ARENA_BYTES	(1 << 16)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * hcommon.h - the helpers the modes of krwq_hostile share (hcommon.c).
+ * raw.h - the helpers the modes of krwq_hostile share (raw.c): the
+ * kernel asked without libibverbs.
  */
-#ifndef KRWQ_HCOMMON_H
-#define KRWQ_HCOMMON_H
+#ifndef KRWQ_RAW_H
+#define KRWQ_RAW_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -33,4 +34,4 @@ int raw_cmd(int fd, uint32_t cmd, void *body, size_t len, void *resp,
 
 const char *errno_name(int e);
 
-#endif /* KRWQ_HCOMMON_H */
+#endif /* KRWQ_RAW_H */

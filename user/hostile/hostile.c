@@ -11,8 +11,8 @@
  *                                         in every creating verb (TAP)
  *
  * Each mode prints TAP and ends with "P passed, F failed"; the exit
- * status is 0 iff nothing failed.  The modes are in hverbs.c, hfuzz.c
- * and hfault.c; the helpers they share in hcommon.c.
+ * status is 0 iff nothing failed.  The modes are in verbs.c (with
+ * inline.c), fuzz.c and fault.c; the helpers they share in raw.c.
  */
 #include <signal.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hinline.c - krwq_hostile verbs: a user QP's inline payloads while another
+ * inline.c - krwq_hostile verbs: a user QP's inline payloads while another
  * thread of the same process keeps its send queue moving.
  *
  * The kernel reads a user QP's inline payloads before it takes the send
@@ -32,8 +32,8 @@
 
 #include <rdma/ib_user_verbs.h>
 
-#include "hcommon.h"
 #include "hostile.h"
+#include "raw.h"
 #include "vt.h"
 
 #define SQ_WR		64

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hfault.c - krwq_hostile faults: every creating verb run again and again
+ * fault.c - krwq_hostile faults: every creating verb run again and again
  * with its Nth kernel allocation failing, N = 1, 2, 3, ... until the verb
  * no longer reaches an Nth allocation and succeeds.
  *
@@ -25,8 +25,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "hcommon.h"
 #include "hostile.h"
+#include "raw.h"
 #include "vt.h"
 
 static const char *devname;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hverbs.c - krwq_hostile verbs: bad input to every verb of a device.
+ * verbs.c - krwq_hostile verbs: bad input to every verb of a device.
  *
  * Every bad input is one TAP line: the call must fail with the errno a
  * careful driver gives (the accepted ones are listed in the check), and
@@ -26,8 +26,8 @@
 #include <unistd.h>
 #include <rdma/ib_user_verbs.h>
 
-#include "hcommon.h"
 #include "hostile.h"
+#include "raw.h"
 #include "vt.h"
 
 static const char *devname;

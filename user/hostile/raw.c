@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * hcommon.c - what the modes of krwq_hostile (hverbs.c, hfuzz.c,
- * hfault.c) share: the RDMA core's object counts, raw uverbs commands and
- * errno names.  It calls none of them.
+ * raw.c - what the modes of krwq_hostile (verbs.c, fuzz.c, fault.c)
+ * share, the kernel asked without libibverbs: the RDMA core's object
+ * counts over netlink, raw uverbs commands, and errno names.  It calls
+ * none of them.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -14,7 +15,7 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_netlink.h>
 
-#include "hcommon.h"
+#include "raw.h"
 #include "vt.h"
 
 /* --- the RDMA core's object counts --------------------------------------- */
