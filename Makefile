@@ -115,7 +115,7 @@ bench:
 
 clean:
 	rm -rf build generated
-	rm -f $(shell find module kunit cxx-core bench -name '*.o' -o -name '.*.cmd' -o -name '*.s') \
+	rm -f $(shell find module kunit vmhelpers cxx-core bench -name '*.o' -o -name '.*.cmd' -o -name '*.s') \
 		*.ko *.mod *.mod.c *.o .*.cmd Module.symvers modules.order \
 		bench/*.ko bench/*.mod bench/*.mod.c bench/Module.symvers bench/modules.order
 
