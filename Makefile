@@ -26,7 +26,7 @@ DEPMOD ?= /sbin/depmod
 MODINFO ?= /sbin/modinfo
 
 .PHONY: all modules install uninstall kdir-check user demo check check-race host-test fuzz bench \
-	clean help kernel lint core-flags-clang coverage
+	results clean help kernel lint core-flags-clang coverage
 
 all: modules
 
@@ -113,6 +113,10 @@ core-flags-clang:
 bench:
 	scripts/bench
 
+# docs/results.md from the last make check and make bench
+results:
+	python3 scripts/results.py doc docs/results.md
+
 clean:
 	rm -rf build generated
 	rm -f $(shell find module kunit vmhelpers cxx-core bench -name '*.o' -o -name '.*.cmd' -o -name '*.s') \
@@ -120,7 +124,7 @@ clean:
 		bench/*.ko bench/*.mod bench/*.mod.c bench/Module.symvers bench/modules.order
 
 help:
-	@echo 'make demo       boot the test VM, load krwq, show it working'
+	@echo "make demo       boot Debian's kernel in a VM, load krwq, show it working"
 	@echo 'make check      every test; ends with "N passed, N failed"'
 	@echo 'make check-race krwq under KCSAN (a second cached test kernel)'
 	@echo 'make coverage   line and branch coverage of the core (host) and of krwq.ko'
@@ -132,6 +136,7 @@ help:
 	@echo 'make host-test  the core on the host: GoogleTest under ASan+UBSan, TSan'
 	@echo 'make fuzz       libFuzzer on the core for FUZZ_SECONDS (default 600)'
 	@echo 'make bench      benchmarks against rdmavt, rdma_rxe and a lock-free ring'
+	@echo 'make results    docs/results.md from the last make check and make bench'
 	@echo 'make lint       checkpatch, sparse, kernel-doc, clang-format, clang-tidy, shellcheck'
 	@echo 'make user       user/ programs (libibverbs) into build/user'
 	@echo 'make kernel     build (once) the cached test kernel; make KDIR="$$(scripts/test-kernel)"'
