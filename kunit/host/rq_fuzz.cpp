@@ -250,7 +250,7 @@ bool Harness::setup()
 
 	kwq_ = static_cast<krwq_kring *>(std::aligned_alloc(
 		alignof(krwq_kring), (sizeof(krwq_kring) + alignof(krwq_kring) - 1) /
-					    alignof(krwq_kring) * alignof(krwq_kring)));
+					     alignof(krwq_kring) * alignof(krwq_kring)));
 	EXPECT(kwq_);
 	std::memset(static_cast<void *>(kwq_), 0, sizeof(*kwq_));
 	locks = Locks();
