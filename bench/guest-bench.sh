@@ -22,6 +22,8 @@
 # scripts/vm puts these libraries in /krwq/lib
 # shellcheck source=scripts/guest/tap.sh
 . /krwq/lib/tap.sh
+# shellcheck source=scripts/guest/module.sh
+. /krwq/lib/module.sh
 # shellcheck source=scripts/guest/nvmeof-lib.sh
 . /krwq/lib/nvmeof-lib.sh
 dir=$1
@@ -35,7 +37,7 @@ port=18800
 tmp=/tmp/bench
 mkdir -p $tmp
 
-insmod "$dir/krwq.ko" "$@" || { echo "BENCH-ERROR insmod krwq.ko $*"; exit 1; }
+insmod_deps "$dir/krwq.ko" "$@" || { echo "BENCH-ERROR insmod krwq.ko $*"; exit 1; }
 
 if [ $kernel = 1 ]; then
 	if modprobe rdmavt && insmod "$dir/krwq_bench.ko"; then

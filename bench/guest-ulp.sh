@@ -33,6 +33,8 @@
 # scripts/vm puts these libraries in /krwq/lib
 # shellcheck source=scripts/guest/tap.sh
 . /krwq/lib/tap.sh
+# shellcheck source=scripts/guest/module.sh
+. /krwq/lib/module.sh
 # shellcheck source=scripts/guest/nvmeof-lib.sh
 . /krwq/lib/nvmeof-lib.sh
 dir=$1
@@ -48,7 +50,7 @@ rping_setups=10
 mkdir -p $tmp
 
 # krwqe0 beside rxe0, which holds RoCEv2's UDP port here: off the wire
-insmod "$dir/krwq.ko" "$@" wire=0 || { echo "BENCH-ERROR insmod krwq.ko $*"; exit 1; }
+insmod_deps "$dir/krwq.ko" "$@" wire=0 || { echo "BENCH-ERROR insmod krwq.ko $*"; exit 1; }
 # user space's rdma_cm: a module on distribution kernels (built in here)
 modprobe rdma_ucm 2> /dev/null
 

@@ -17,6 +17,8 @@ floors=${3:-}
 port=19500
 # shellcheck source=pair.sh # scripts/vm puts it in /krwq/lib
 . /krwq/lib/pair.sh
+# shellcheck source=module.sh
+. /krwq/lib/module.sh
 log=/tmp/perf.log
 pair_timeout=120
 
@@ -36,7 +38,7 @@ perf() {
 
 for abi in 2 1; do
 	rmmod krwq 2> /dev/null
-	insmod "$ko" abi=$abi || exit 1
+	insmod_deps "$ko" abi=$abi || exit 1
 	rate=$(krwq_post_rate -d krwq0 -t "$secs" | sed -n 's/.*post_recv_calls_per_s=\([0-9]*\).*/\1/p')
 	lat=$(perf 5 ib_send_lat -d krwq0 -s 64 -n 2000)
 	mpps=$(perf 5 ib_send_bw -d krwq0 -s 64 -n 20000)
