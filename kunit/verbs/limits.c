@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * limits.c - krwq_verbs cases: the device's limits on its objects (sizes
+ * beyond them refused, each kind filled to its limit) and on a CQ (its
+ * overflow), and a CQ's completion events.
+ */
+#include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/err.h>
+#include <rdma/ib_verbs.h>
+
+#include "../../module/krwq.h"
+#include "env.h"
+
+/**
+ * kv_cq_notify() - a requested completion event comes once.
+ * @t: the running case; its priv is the fixture (struct kv_env).
+ *
+ * Completions missed while no event was requested are reported when
+ * asked for (IB_CQ_REPORT_MISSED_EVENTS).
+ */
+void kv_cq_notify(struct kunit *t)
+{
+	struct kv_env *v = t->priv;
+	struct ib_wc wc;
+	int i;
+
+	KUNIT_ASSERT_EQ(t, ib_req_notify_cq(v->rcq, IB_CQ_NEXT_COMP), 0);
+	KUNIT_ASSERT_EQ(t, kv_post_recv(v, v->b, 1, v->bbuf, 64), 0);
+	KUNIT_ASSERT_EQ(t, kv_send(v, v->a, 2, v->abuf, 64), 0);
+	for (i = 0; i < 200 && !atomic_read(&v->comp_calls); i++)
+		usleep_range(1000, 2000);
+	KUNIT_EXPECT_EQ(t, atomic_read(&v->comp_calls), 1);
+	KUNIT_EXPECT_EQ(t, kv_poll(v->rcq, &wc, 1), 1);
+	/* missed events are reported when asked for */
+	KUNIT_ASSERT_EQ(t, kv_post_recv(v, v->b, 3, v->bbuf, 64), 0);
+	KUNIT_ASSERT_EQ(t, kv_send(v, v->a, 4, v->abuf, 64), 0);
+	KUNIT_EXPECT_EQ(t, ib_req_notify_cq(v->rcq, IB_CQ_NEXT_COMP |
+					    IB_CQ_REPORT_MISSED_EVENTS), 1);
+}
+
+/**
+ * kv_cq_overflow() - a CQ too small for its completions overflows.
+ * @t: the running case; its priv is the fixture (struct kv_env).
+ *
+ * The CQ raises IB_EVENT_CQ_ERR and the QP whose completions it could
+ * not take goes to ERR.
+ */
+void kv_cq_overflow(struct kunit *t)
+{
+	struct kv_env *v = t->priv;
+	struct ib_cq_init_attr cq_attr = { .cqe = 2 };
+	struct ib_qp_attr attr;
+	struct ib_cq *small;
+	int i;
+
+	small = ib_create_cq(v->dev, kv_comp, kv_event, v, &cq_attr);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(small));
+	/* a's receive CQ is replaced by the small one for this case */
+	ib_destroy_qp(v->b);
+	{
+		struct ib_qp_init_attr qi = {
+			.event_handler = kv_event, .qp_context = v,
+			.send_cq = v->scq, .recv_cq = small,
+			.cap = { .max_send_wr = KV_DEPTH, .max_recv_wr = KV_DEPTH,
+				 .max_send_sge = 1, .max_recv_sge = 1 },
+			.sq_sig_type = IB_SIGNAL_REQ_WR, .qp_type = IB_QPT_RC,
+		};
+
+		v->b = ib_create_qp(v->pd, &qi);
+	}
+	KUNIT_ASSERT_FALSE(t, IS_ERR(v->b));
+	attr.qp_state = IB_QPS_RESET;
+	KUNIT_ASSERT_EQ(t, ib_modify_qp(v->a, &attr, IB_QP_STATE), 0);
+	KUNIT_ASSERT_EQ(t, kv_connect(v->a, v->b->qp_num, 7), 0);
+	KUNIT_ASSERT_EQ(t, kv_connect(v->b, v->a->qp_num, 7), 0);
+	for (i = 0; i < 4; i++) {
+		KUNIT_ASSERT_EQ(t, kv_post_recv(v, v->b, i, v->bbuf, 64), 0);
+		KUNIT_ASSERT_EQ(t, kv_send(v, v->a, i, v->abuf, 8), 0);
+	}
+	KUNIT_EXPECT_EQ(t, kv_wait_event(v, IB_EVENT_CQ_ERR, 1), 1);
+	KUNIT_EXPECT_EQ(t, kv_wait_state(v->b, IB_QPS_ERR), IB_QPS_ERR);
+	ib_destroy_qp(v->b);
+	v->b = NULL;
+	ib_destroy_cq(small);
+}
+
+/**
+ * kv_limits_enforced() - a CQ, SRQ or QP beyond the device's limits
+ * (entries, WRs, SGEs) is refused with -EINVAL.
+ * @t: the running case; its priv is the fixture (struct kv_env).
+ */
+void kv_limits_enforced(struct kunit *t)
+{
+	struct kv_env *v = t->priv;
+	struct ib_cq_init_attr big = { .cqe = 65537 };
+	struct ib_srq_init_attr sa = { .attr = { .max_wr = 65537, .max_sge = 1 } };
+	struct ib_qp_init_attr qi = {
+		.send_cq = v->scq, .recv_cq = v->rcq, .qp_type = IB_QPT_RC,
+		.cap = { .max_send_wr = 16385, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct ib_cq *cq;
+	struct ib_srq *srq;
+	struct ib_qp *qp;
+
+	cq = ib_create_cq(v->dev, NULL, NULL, NULL, &big);
+	KUNIT_EXPECT_EQ(t, PTR_ERR_OR_ZERO(cq), -EINVAL);
+	srq = ib_create_srq(v->pd, &sa);
+	KUNIT_EXPECT_EQ(t, PTR_ERR_OR_ZERO(srq), -EINVAL);
+	qp = ib_create_qp(v->pd, &qi);
+	KUNIT_EXPECT_EQ(t, PTR_ERR_OR_ZERO(qp), -EINVAL);
+	qi.cap.max_send_wr = 1;
+	qi.cap.max_recv_sge = 33;
+	qp = ib_create_qp(v->pd, &qi);
+	KUNIT_EXPECT_EQ(t, PTR_ERR_OR_ZERO(qp), -EINVAL);
+}
+
+/* A kind of object with a device limit, for kv_object_limit(). */
+struct kv_kind {
+	const char *name;
+	int max;
+	atomic_t *(*count)(struct krwq_dev *kdev);
+	void *(*make)(struct kv_env *v);
+	void (*drop)(void *obj);
+};
+
+static void kv_fill_to_limit(struct kunit *t, const struct kv_kind *k)
+{
+	struct kv_env *v = t->priv;
+	struct krwq_dev *kdev = to_kdev(v->dev);
+	void **objs = kunit_kmalloc_array(t, k->max + 1, sizeof(*objs), GFP_KERNEL);
+	void *o = NULL;
+	int n = 0;
+
+	KUNIT_ASSERT_TRUE(t, objs);
+	while (n <= k->max) {
+		o = k->make(v);
+		if (IS_ERR(o))
+			break;
+		objs[n++] = o;
+	}
+	KUNIT_EXPECT_EQ(t, PTR_ERR_OR_ZERO(o), -ENOMEM);
+	KUNIT_EXPECT_EQ(t, atomic_read(k->count(kdev)), k->max);
+	if (n > 0) {
+		k->drop(objs[--n]);
+		o = k->make(v);
+		KUNIT_EXPECT_FALSE(t, IS_ERR(o));
+		if (!IS_ERR(o))
+			objs[n++] = o;
+	}
+	while (n > 0)
+		k->drop(objs[--n]);
+}
+
+static atomic_t *kv_n_pd(struct krwq_dev *kdev) { return &kdev->n_pd; }
+static atomic_t *kv_n_cq(struct krwq_dev *kdev) { return &kdev->n_cq; }
+static atomic_t *kv_n_srq(struct krwq_dev *kdev) { return &kdev->n_srq; }
+static atomic_t *kv_n_qp(struct krwq_dev *kdev) { return &kdev->n_qp; }
+static atomic_t *kv_n_ah(struct krwq_dev *kdev) { return &kdev->n_ah; }
+
+static void *kv_make_pd(struct kv_env *v)
+{
+	return ib_alloc_pd(v->dev, 0);
+}
+
+static void kv_drop_pd(void *pd)
+{
+	ib_dealloc_pd(pd);
+}
+
+static void *kv_make_cq(struct kv_env *v)
+{
+	struct ib_cq_init_attr a = { .cqe = 1 };
+
+	return ib_create_cq(v->dev, NULL, NULL, NULL, &a);
+}
+
+static void kv_drop_cq(void *cq)
+{
+	ib_destroy_cq(cq);
+}
+
+static void *kv_make_srq(struct kv_env *v)
+{
+	struct ib_srq_init_attr a = { .attr = { .max_wr = 1, .max_sge = 1 } };
+
+	return ib_create_srq(v->pd, &a);
+}
+
+static void kv_drop_srq(void *srq)
+{
+	ib_destroy_srq(srq);
+}
+
+static void *kv_make_qp(struct kv_env *v)
+{
+	struct ib_qp_init_attr init = {
+		.send_cq = v->scq, .recv_cq = v->rcq, .qp_type = IB_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return ib_create_qp(v->pd, &init);
+}
+
+static void kv_drop_qp(void *qp)
+{
+	ib_destroy_qp(qp);
+}
+
+static void *kv_make_ah(struct kv_env *v)
+{
+	struct rdma_ah_attr attr = { .type = RDMA_AH_ATTR_TYPE_IB };
+
+	rdma_ah_set_dlid(&attr, KV_LID);
+	rdma_ah_set_port_num(&attr, 1);
+	return rdma_create_ah(v->pd, &attr, 0);
+}
+
+static void kv_drop_ah(void *ah)
+{
+	rdma_destroy_ah(ah, 0);
+}
+
+static const struct kv_kind kv_kinds[] = {
+	{ "PD", KRWQ_MAX_PD, kv_n_pd, kv_make_pd, kv_drop_pd },
+	{ "CQ", KRWQ_MAX_CQ, kv_n_cq, kv_make_cq, kv_drop_cq },
+	{ "SRQ", KRWQ_MAX_SRQ, kv_n_srq, kv_make_srq, kv_drop_srq },
+	{ "QP", KRWQ_MAX_QP, kv_n_qp, kv_make_qp, kv_drop_qp },
+	{ "AH", KRWQ_MAX_AH, kv_n_ah, kv_make_ah, kv_drop_ah },
+};
+
+static void kv_kind_desc(const struct kv_kind *k, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s", k->name);
+}
+
+KUNIT_ARRAY_PARAM(kv_kind, kv_kinds, kv_kind_desc);
+
+/**
+ * kv_kind_params() - the parameters of kv_object_limit(): each kind of
+ * object with a device limit, for suite.c's KUNIT_CASE_PARAM().
+ * @prev: the kind of the run before, or NULL for the first.
+ * @desc: where the kind's name goes, the run's description.
+ *
+ * Return: the next kind (a struct kv_kind), or NULL after the last.
+ */
+const void *kv_kind_params(const void *prev, char *desc)
+{
+	return kv_kind_gen_params(prev, desc);
+}
+
+/**
+ * kv_object_limit() - the device's limit on one kind of object.
+ * @t: the running case; its priv is the fixture (struct kv_env).
+ *
+ * For the kind in @t's param_value (a struct kv_kind): creating them
+ * until one is refused stops at exactly the limit, with -ENOMEM; after
+ * one is freed the next fits again.
+ */
+void kv_object_limit(struct kunit *t)
+{
+	kv_fill_to_limit(t, t->param_value);
+}
