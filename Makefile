@@ -75,7 +75,9 @@ kernel:
 demo:
 	scripts/demo
 
+# the runner is Python: a fresh machine may need python3 first
 check:
+	bash -c '. scripts/lib.sh && need_pkgs python3'
 	scripts/check
 
 # KCSAN: a second cached kernel; also the race stage of make check

@@ -37,10 +37,11 @@ def read_dose(path):
     """The dose file: "NAME COUNT" lines, summed by name."""
     dose = {}
     if os.path.exists(path):
-        with open(path) as f:
+        with open(path, errors="replace") as f:
             for line in f:
-                name, count = line.split()
-                dose[name] = dose.get(name, 0) + int(count)
+                fields = line.split()
+                if len(fields) == 2 and fields[1].isdigit():
+                    dose[fields[0]] = dose.get(fields[0], 0) + int(fields[1])
     return dose
 
 
@@ -48,11 +49,14 @@ def read_boots(path):
     """scripts/vm's record of each boot: KERNEL, SECONDS, STATUS, COMMAND."""
     boots = []
     if os.path.exists(path):
-        with open(path) as f:
+        with open(path, errors="replace") as f:
             for line in f:
-                kernel, secs, status, command = (line.rstrip("\n").split("\t") + [""])[:4]
-                boots.append({"kernel": kernel, "seconds": float(secs), "status": int(status),
-                              "command": command.strip()})
+                kernel, secs, status, command = (line.rstrip("\n").split("\t", 3) + [""])[:4]
+                try:
+                    boots.append({"kernel": kernel, "seconds": float(secs),
+                                  "status": int(status), "command": command.strip()})
+                except ValueError:
+                    continue  # a line cut short: the boot's figures are lost, not the run's
     return boots
 
 
