@@ -139,7 +139,7 @@ help:
 	@echo 'make fuzz       libFuzzer on the core for FUZZ_SECONDS (default 600)'
 	@echo 'make bench      benchmarks against rdmavt, rdma_rxe and a lock-free ring'
 	@echo 'make results    docs/results.md from the last make check and make bench'
-	@echo 'make lint       checkpatch, sparse, kernel-doc, clang-format, clang-tidy, shellcheck'
+	@echo 'make lint       checkpatch, sparse, kernel-doc, clang-format, clang-tidy, shellcheck, pyflakes'
 	@echo 'make user       user/ programs (libibverbs) into build/user'
 	@echo 'make kernel     build (once) the cached test kernel; make KDIR="$$(scripts/test-kernel)"'
 	@echo '                builds against it'
