@@ -21,6 +21,18 @@ dose() {
 	return 0
 }
 
+# The kernel's complaints, as an extended regular expression over its log
+# lines: any of them fails a VM run (scripts/vm) and the race stage
+# (scripts/check-race, where KCSAN's own reports are sorted apart first).
+# kmemleak's leak reports are read from the runner's own scan.
+KRWQ_SPLATS='BUG:|WARNING:|Oops|KASAN|UBSAN|general protection fault'
+KRWQ_SPLATS+='|possible circular locking dependency|possible recursive locking'
+KRWQ_SPLATS+='|inconsistent lock state|suspicious RCU usage|lock held when returning'
+KRWQ_SPLATS+='|bad unlock balance|DEBUG_LOCKS_WARN_ON|Kernel panic'
+KRWQ_SPLATS+='|blocked for more than|soft lockup|self-detected stall|rcu: INFO'
+# kmemleak told about an address it does not track (scripts/vm's helper)
+KRWQ_SPLATS+='|kmemleak: Trying to color unknown object|kmemleak: Found object by alias'
+
 # The lines between which a VM run's console log holds the kernel log
 # that scripts/vm prints at the end of every run.
 M_DMESG_BEGIN=@@krwq-vm-dmesg-begin@@
