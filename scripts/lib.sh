@@ -7,6 +7,10 @@ KRWQ_CACHE=${KRWQ_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/krwq}
 
 die() { echo "krwq: $*" >&2; exit 1; }
 log() { echo "krwq: $*" >&2; }
+# ok WHAT, bad WHAT: one passed or failed check of a stage script, counted
+# in the caller's pass and fail (which it prints as "PASSED FAILED" last)
+ok() { log "ok: $*"; pass=$((pass + 1)); }
+bad() { log "FAILED: $*"; fail=$((fail + 1)); }
 
 # The dose make check must give per run: fuzz executions on the core and
 # WQEs through krwq_stress, each at least this many.
