@@ -37,7 +37,9 @@ port=18800
 tmp=/tmp/bench
 mkdir -p $tmp
 
-insmod_deps "$dir/krwq.ko" "$@" || { echo "BENCH-ERROR insmod krwq.ko $*"; exit 1; }
+# krwqe0 beside rxe0, which holds RoCEv2's UDP port here: off the wire
+# (with it, rdma link add of krwqe0 is refused and its rows go missing)
+insmod_deps "$dir/krwq.ko" "$@" wire=0 || { echo "BENCH-ERROR insmod krwq.ko $*"; exit 1; }
 
 if [ $kernel = 1 ]; then
 	if modprobe rdmavt && insmod "$dir/krwq_bench.ko"; then
