@@ -12,7 +12,7 @@ $(BENCH_OUT)/%.o: cxx-core/%.cpp $(KRWQ_HOST_LAYOUT_DIR)/krwq_layout.h $(wildcar
 	@mkdir -p $(dir $@)
 	$(CXX) $(HOST_CORE_FLAGS) -c -o $@ $<
 
-$(BENCH_OUT)/host_seam.o: kunit/host/host_seam.c module/rq.h kunit/rq_env.h \
+$(BENCH_OUT)/host_seam.o: hostshim/host_seam.c module/rq.h kunit/rq_env.h \
 		$(HOST_INCLUDE_HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(BENCH_CFLAGS) -c -o $@ $<

@@ -4,7 +4,7 @@
 // Benchmark, beside Boost.Lockfree's spsc_queue carrying the same WQE as
 // the floor: no locks, no state, no validation, one producer and one
 // consumer by contract.  The core is built from the same sources and with
-// the same host seam (kunit/host/host_seam.c: ring locks are spinlocks
+// the same host seam (hostshim/host_seam.c: ring locks are spinlocks
 // on __atomic builtins, rings are calloc()ed) as the GoogleTest run, at
 // -O2 without sanitizers.  scripts/bench reads the JSON output (--benchmark_format=json).
 #include <benchmark/benchmark.h>

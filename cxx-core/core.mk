@@ -48,15 +48,15 @@ $(obj)/generated/krwq_layout.h: $(obj)/module/layout.s FORCE
 
 targets += module/layout.s generated/krwq_layout.h
 else
-# On the host: layout.c is built against kunit/host/host-include (where
+# On the host: layout.c is built against hostshim/include (where
 # linux/kbuild.h prints instead of emitting markers) and run.  One header
 # serves every host build (GCC or clang: the same x86-64 ABI).
 KRWQ_HOST_LAYOUT_DIR := build/host-layout/generated
 
 $(KRWQ_HOST_LAYOUT_DIR)/krwq_layout.h: module/layout.c module/rq.h \
-		$(wildcard kunit/host/host-include/linux/*.h kunit/host/host-include/rdma/*.h)
+		$(wildcard hostshim/include/linux/*.h hostshim/include/rdma/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) -Ikunit/host/host-include -Imodule -o build/host-layout/layout-gen $<
+	$(CC) -Ihostshim/include -Imodule -o build/host-layout/layout-gen $<
 	{ echo '#ifndef KRWQ_GENERATED_LAYOUT_H'; echo '#define KRWQ_GENERATED_LAYOUT_H'; \
 	  build/host-layout/layout-gen; echo '#endif'; } > $@.tmp
 	mv $@.tmp $@

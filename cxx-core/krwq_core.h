@@ -401,7 +401,7 @@ int krwq_rq_resize(struct krwq_rq *rq, void *storage, unsigned int max_wr,
 		   const unsigned int *limit, void **old_storage);
 
 /*
- * Implemented by the kernel side (module/seam.c; kunit/host/host_seam.c
+ * Implemented by the kernel side (module/seam.c; hostshim/host_seam.c
  * and kunit/host/rq_fuzz.cpp on the host), called only by the core.
  */
 

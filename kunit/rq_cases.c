@@ -3,7 +3,7 @@
  * rq_cases.c - the receive-queue cases, written once against the core's
  * C API (krwq_core.h) and run both by KUnit in the test kernel (suite
  * krwq_rq, kunit/rq_suite.c) and by GoogleTest on the host, where
- * kunit/host/host-include/kunit/test.h stands in for KUnit.  Each
+ * hostshim/include/kunit/test.h stands in for KUnit.  Each
  * "rdmavt:" note names the 6.1 behaviour a case would catch
  * (docs/differences.md lists them).
  */

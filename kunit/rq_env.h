@@ -2,7 +2,7 @@
 /*
  * rq_env.h - what the shared receive-queue cases (rq_cases.c) need from
  * where they run: rq_suite.c inside the test kernel, or
- * kunit/host/host_seam.c on the host.
+ * hostshim/host_seam.c on the host.
  */
 #ifndef KRWQ_RQ_ENV_H
 #define KRWQ_RQ_ENV_H
@@ -29,7 +29,7 @@ extern struct kunit_case krwq_rq_cases[];
 
 /*
  * Each function below has two definitions: kunit/rq_suite.c and
- * kunit/rq_views.c in the kernel, kunit/host/host_seam.c and
+ * kunit/rq_views.c in the kernel, hostshim/host_seam.c and
  * kunit/rq_views.c on the host.  They are documented here, once.
  */
 

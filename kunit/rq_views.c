@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * rq_views.c - the raw views of rq_env.h, the same in the kernel (KUnit)
- * and on the host, where kunit/host/host-include stands in for the kernel
+ * and on the host, where hostshim/include stands in for the kernel
  * headers module/rq.h needs.
  */
 #include "../module/rq.h"

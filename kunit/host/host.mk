@@ -17,11 +17,11 @@ HOST_SAN_cov := -fprofile-instr-generate -fcoverage-mapping
 HOST_CC_cov := clang
 HOST_CXX_cov := clang++
 
-HOST_CPPFLAGS := -I$(HOST_SRC)/cxx-core -I$(HOST_SRC)/kunit/host/host-include \
+HOST_CPPFLAGS := -I$(HOST_SRC)/cxx-core -I$(HOST_SRC)/hostshim/include \
 	-I$(HOST_SRC)/module -I$(HOST_SRC)/kunit
 # what the C side sees instead of the kernel's headers: a change to it
 # (the host spinlock_t, say) changes module/rq.h's structs
-HOST_INCLUDE_HDRS := $(wildcard kunit/host/host-include/*/*.h)
+HOST_INCLUDE_HDRS := $(wildcard hostshim/include/*/*.h)
 HOST_WARN := -Wall -Wextra -Werror -Wno-unused-parameter
 # The core on the host: the kernel's language flags, optimised as the
 # module is, with debug information for the sanitizers' reports.
@@ -43,7 +43,7 @@ build/host-$(1)/%.o: cxx-core/%.cpp $(KRWQ_HOST_LAYOUT_DIR)/krwq_layout.h $(wild
 	@mkdir -p $$(dir $$@)
 	$$(call host_cxx,$(1)) $$(call host_core_flags,$(1)) $$(HOST_SAN_$(1)) -c -o $$@ $$<
 
-build/host-$(1)/host_seam.o: kunit/host/host_seam.c module/rq.h kunit/rq_env.h $(HOST_INCLUDE_HDRS)
+build/host-$(1)/host_seam.o: hostshim/host_seam.c module/rq.h kunit/rq_env.h $(HOST_INCLUDE_HDRS)
 	@mkdir -p $$(dir $$@)
 	$$(call host_cc,$(1)) -std=gnu11 -O1 -g $$(HOST_WARN) $$(HOST_SAN_$(1)) $$(HOST_CPPFLAGS) -c -o $$@ $$<
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Host stand-in: a ring lock is a test-and-test-and-set spinlock on the
- * compiler's __atomic builtins (kunit/host/host_seam.c), zero when free.
+ * compiler's __atomic builtins (hostshim/host_seam.c), zero when free.
  * Taking it is an acquiring exchange and dropping it a releasing store,
  * which is what the kernel's spinlock costs when nobody contends, and
  * TSan models the builtins, so it still sees the happens-before edges.
