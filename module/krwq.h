@@ -343,7 +343,7 @@ enum krwq_wire_await {
 
 /**
  * struct krwq_wire_req - an RC requester's state on the wire (wire_req.c
- * builds the packets, send.c takes the answers), under the QP's s_lock.
+ * builds the packets, req.c takes the answers), under the QP's s_lock.
  * One message is in flight at a time: the WQE at sq_tail goes out whole,
  * and the next goes once it is answered.
  * @first_psn: the first PSN of the WQE at sq_tail; it is resent from it.
@@ -493,7 +493,7 @@ struct krwq_qp {
 	u8 ack_tries;		/* ACK timeouts seen by the WQE at sq_tail */
 	bool sq_waiting;	/* sq_timer will resume the send queue */
 	/*
-	 * A run of the send queue (send.c) owns the WQE at sq_tail and the
+	 * A run of the send queue (req.c) owns the WQE at sq_tail and the
 	 * scratch below, also while it has dropped s_lock to let interrupts
 	 * in; a RESET waits until it is over.  Under s_lock.
 	 */
@@ -659,7 +659,7 @@ enum krwq_state_op {
 
 /**
  * krwq_state_ops() - what a QP does in a state, in one table (rdmavt's
- * ib_rvt_state_ops): post_send and the run of the send queue (send.c),
+ * ib_rvt_state_ops): post_send and the run of the send queue (req.c),
  * delivery (resp.c), the ERR re-flush and the receive ring's state
  * (qp.c) all ask it.
  * @state: the QP's state.
@@ -814,7 +814,7 @@ int krwq_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
 int krwq_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		   const struct ib_recv_wr **bad_wr);
 
-/* send.c */
+/* req.c */
 int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		   const struct ib_send_wr **bad_wr);
 

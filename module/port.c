@@ -3,7 +3,7 @@
  * port.c - a device's one port as the data path sees it: whether it
  * carries traffic, its MTU, its GID.  Asked by the ops (device.c), by
  * rdma link (netdev.c), by address resolution (fabric.c) and by every
- * send (send.c, resp.c); it asks nobody.
+ * send (req.c, resp.c); it asks nobody.
  */
 #include <linux/if_vlan.h>
 #include <linux/netdevice.h>

@@ -21,7 +21,7 @@
 #include "rq_post.h"
 #include "recv.h"
 #include "resp.h"
-#include "send.h"
+#include "req.h"
 #include "trace.h"
 #include "uflush.h"
 
@@ -418,7 +418,7 @@ static void krwq_apply_attr(struct krwq_qp *qp, struct ib_qp_attr *a, int mask,
 /*
  * Takes qp->s_lock once no run of the send queue is under way: a RESET
  * must not pull the send queue from under a run that let interrupts in
- * (send.c).  Meanwhile sq_stop ends the run at its next WQE (one WQE's
+ * (req.c).  Meanwhile sq_stop ends the run at its next WQE (one WQE's
  * copy, or one SEND_WITH_INV's wait for a copy elsewhere) and starts no
  * other, however often the QP is posted to; this may sleep.  WRs
  * posted meanwhile are left to send_work, in case the caller then

@@ -5,7 +5,7 @@
  * executes.  The wire's deliveries are wire_resp.c's; both take and
  * complete receive WQEs through recv.c.
  *
- * The requester (send.c) executes a send WQE by calling
+ * The requester (req.c) executes a send WQE by calling
  * krwq_exec_connected() or krwq_exec_ud() with its s_lock held; they find
  * the destination QP, take its r_lock, check that it may receive, take a
  * receive WQE through the C++ core, copy the payload (or run the RDMA or
@@ -16,7 +16,7 @@
  * Letting interrupts in (a long copy drops both the sender's s_lock and
  * the destination's r_lock for a moment) lives here too: its state is
  * the destination's (r_busy, r_gen, r_flush_deferred, under r_lock), and
- * send.c's run of the send queue uses krwq_run_let_irqs_in() between
+ * req.c's run of the send queue uses krwq_run_let_irqs_in() between
  * WQEs.
  */
 #include <linux/ip.h>

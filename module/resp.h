@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * resp.h - what the requester (send.c) and the responder (resp.c) share:
+ * resp.h - what the requester (req.c) and the responder (resp.c) share:
  * one run of a send queue, what executing one send WQE came to, and the
- * calls send.c makes into the responder; and what the wire (net.c,
+ * calls req.c makes into the responder; and what the wire (net.c,
  * wire_req.c, wire_resp.c) needs of both: a send WQE's payload, and
  * delivery of what came in.
  */

@@ -92,7 +92,7 @@ TRACE_DEFINE_ENUM(IB_WR_RDMA_READ);
 	{ IB_WC_RECV, "RECV" }, \
 	{ IB_WC_RECV_RDMA_WITH_IMM, "RECV_RDMA_WITH_IMM" })
 
-/* the send opcodes krwq executes (krwq_opcode_ok() in send.c) */
+/* the send opcodes krwq executes (krwq_opcode_ok() in req.c) */
 #define krwq_show_wr_opcode(v) __print_symbolic(v, \
 	{ IB_WR_RDMA_WRITE, "RDMA_WRITE" }, \
 	{ IB_WR_RDMA_WRITE_WITH_IMM, "RDMA_WRITE_WITH_IMM" }, \

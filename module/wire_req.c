@@ -2,7 +2,7 @@
 /*
  * wire_req.c - the requester's side of the wire: a send WQE whose
  * destination no krwq device in the sender's namespace holds, cut into
- * RoCEv2 packets by a run of the send queue (send.c) under the QP's
+ * RoCEv2 packets by a run of the send queue (req.c) under the QP's
  * s_lock, and queued on the run's list, which the run's caller sends
  * (tx.c) once it has released the lock.
  */
@@ -266,7 +266,7 @@ static int krwq_wire_send_request(struct krwq_qp *sqp, struct krwq_swqe *w)
  * A SEND (with immediate or invalidate) or an RDMA WRITE goes in packets
  * of the path MTU, the last asking for an acknowledgment; an RDMA READ or
  * an atomic in one request packet.  The caller then waits for the answer
- * (send.c).  A packet that cannot be built for want of memory is as one
+ * (req.c).  A packet that cannot be built for want of memory is as one
  * lost on the way: the answer does not come, and the WQE is sent again.
  *
  * Return: IB_WC_SUCCESS, or IB_WC_LOC_PROT_ERR when the payload's regions

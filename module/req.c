@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * send.c - the send queue: the requester side of loopback delivery.
+ * req.c - the send queue: the requester side of loopback delivery.
  *
  * Sends are delivered in the context that posts them: post_send queues
  * the WRs and runs the send queue under the sender's s_lock until it is
@@ -29,7 +29,7 @@
 #include "krwq_core.h"
 #include "recv.h"
 #include "resp.h"
-#include "send.h"
+#include "req.h"
 #include "tx.h"
 #include "wire.h"
 #include "trace.h"
