@@ -82,30 +82,7 @@ kunit_tally() {
 	rm -f "$2"
 	python3 "$(kernel_src)/tools/testing/kunit/kunit.py" parse \
 		--json="$2" "$1" >&2
-	python3 - "$2" <<'PY' || echo "0 1 0"
-import json, sys
-try:
-    root = json.load(open(sys.argv[1]))
-    assert isinstance(root, dict)
-except Exception:
-    print(0, 1, 0)
-    sys.exit()
-def status(case):
-    # a parameterised case is a group without a status of its own: it
-    # failed if a parameter failed, was skipped if all were
-    if "status" in case:
-        return case["status"]
-    kids = [status(c) for c in case.get("test_cases", []) + case.get("sub_groups", [])]
-    if not kids or any(k not in ("PASS", "SKIP") for k in kids):
-        return "FAIL"
-    return "SKIP" if all(k == "SKIP" for k in kids) else "PASS"
-cases = [status(c) for g in root.get("sub_groups", [])
-         for c in g.get("test_cases", []) + g.get("sub_groups", [])]
-passed = cases.count("PASS")
-skipped = cases.count("SKIP")
-failed = len(cases) - passed - skipped
-print(passed, failed if cases else 1, skipped)
-PY
+	python3 "$KRWQ_ROOT/scripts/kunit_tally.py" "$2" || echo "0 1 0"
 }
 
 # The suites of krwq_kunit.ko, which run when it is loaded.
