@@ -4,7 +4,7 @@
 a Markdown table and build/bench.png.
 
 Inputs: Google Benchmark's JSON report of build/host-bench/host_bench, and
-the console output of bench/guest-bench.sh runs ("BENCH part metric device
+the console output of scripts/guest/guest-bench.sh runs ("BENCH part metric device
 value" lines).  Every row compares krwq with a peer measured in the same
 process or the same boot.  ratio = krwq / peer; each row says whether
 lower or higher is better ("better"), and a goal is a bound on ratio.
@@ -735,7 +735,7 @@ def main():
     ap.add_argument("--guest", action="append", default=[],
                     help="LOG[:TAG] console output of guest-bench.sh")
     ap.add_argument("--abi", help="output of scripts/guest/abi-bench.sh")
-    ap.add_argument("--ulp", help="console output of bench/guest-ulp.sh")
+    ap.add_argument("--ulp", help="console output of scripts/guest/guest-ulp.sh")
     ap.add_argument("--json", required=True)
     ap.add_argument("--md", required=True)
     ap.add_argument("--png")

@@ -7,7 +7,7 @@
 # namespace behind an RDMA port), the host's `nvme connect` and
 # `nvme disconnect`, each undone again.  Every step reports a TAP line
 # through tap.sh's report.  Sourced, after tap.sh, by nvmeof.sh (the
-# test) and bench/guest-ulp.sh (make bench); it sources roce.sh itself;
+# test) and scripts/guest/guest-ulp.sh (make bench); it sources roce.sh itself;
 # scripts/vm puts all three libraries in /krwq/lib.
 #
 # Sets: log (each step's output), cfs, hostnqn, nullb_gb, fio_tmo; the

@@ -31,11 +31,11 @@
 #   guest-ulp.sh DIR [NAME=VALUE]...
 # DIR holds krwq.ko and memcpy_bw.
 # scripts/vm puts these libraries in /krwq/lib
-# shellcheck source=scripts/guest/tap.sh
+# shellcheck source=tap.sh
 . /krwq/lib/tap.sh
-# shellcheck source=scripts/guest/module.sh
+# shellcheck source=module.sh
 . /krwq/lib/module.sh
-# shellcheck source=scripts/guest/nvmeof-lib.sh
+# shellcheck source=nvmeof-lib.sh
 . /krwq/lib/nvmeof-lib.sh
 dir=$1
 shift
