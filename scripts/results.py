@@ -87,9 +87,20 @@ def table(summary):
         out += ["", f"{len(boots)} VM boots, {vm:.0f} s in all:", "",
                 "| kernel | seconds | status | command |", "| --- | ---: | ---: | --- |"]
         for b in boots:
-            cmd = b["command"].replace("|", "\\|")
+            cmd = b["command"][:48].replace("|", "\\|")
             out.append(f"| {kernel_name(b['kernel'])} | {b['seconds']:.0f} | {b['status']} | "
                        f"`{cmd}` |")
+    return "\n".join(out)
+
+
+def bench_table(rows, report):
+    """The bench rows, compact: the figure, its peer, the ratio and the goal.
+    Values are formatted by bench/report.py's fmt and compare."""
+    out = ["| benchmark | krwq | against its peer | goal met |", "| --- | ---: | --- | --- |"]
+    for r in rows:
+        met = {True: "yes", False: "**no**", None: "-"}[r["met"]]
+        out.append(f"| {r['name']} | {report.fmt(r['krwq'])} {r['unit'].split(',')[0]} | "
+                   f"{report.compare(r)} | {met} |")
     return "\n".join(out)
 
 
@@ -145,7 +156,8 @@ def doc_cmd(out):
         goals = [r for r in rows if r["met"] is not None]
         met = sum(1 for r in goals if r["met"])
         parts += ["## make bench", "", report.conditions(data["meta"]), "",
-                  f"Goals met: {met} of {len(goals)}.", "", report.markdown(rows), ""]
+                  f"Goals met: {met} of {len(goals)}. The full table, with units, peer values "
+                  "and notes, is `build/bench/table.md`.", "", bench_table(rows, report), ""]
     with open(out, "w") as f:
         f.write("\n".join(parts))
     return 0
