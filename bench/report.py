@@ -575,13 +575,18 @@ def compare(r):
     return f"{times(adv)}× {good}" if adv > 1 else f"{times(1 / adv)}× {bad}"
 
 
+def met_word(r):
+    """Whether a row's goal is met, as the tables say it."""
+    return {True: "yes", False: "**no**", None: "-"}[r["met"]]
+
+
 def markdown(rows):
     out = ["| benchmark | unit | krwq | peer | peer value | ratio | krwq against peer | goal | met "
            "| krwq / floor |",
            "| --- | --- | ---: | --- | ---: | ---: | ---: | --- | --- | ---: |"]
     notes = []
     for r in rows:
-        met = {True: "yes", False: "**no**", None: "-"}[r["met"]]
+        met = met_word(r)
         name = r["name"]
         if r["note"]:
             notes.append(r["note"])

@@ -98,7 +98,7 @@ def bench_table(rows, report):
     Values are formatted by bench/report.py's fmt and compare."""
     out = ["| benchmark | krwq | against its peer | goal met |", "| --- | ---: | --- | --- |"]
     for r in rows:
-        met = {True: "yes", False: "**no**", None: "-"}[r["met"]]
+        met = report.met_word(r)
         out.append(f"| {r['name']} | {report.fmt(r['krwq'])} {r['unit'].split(',')[0]} | "
                    f"{report.compare(r)} | {met} |")
     return "\n".join(out)
