@@ -12,6 +12,13 @@ log() { echo "krwq: $*" >&2; }
 ok() { log "ok: $*"; pass=$((pass + 1)); }
 bad() { log "FAILED: $*"; fail=$((fail + 1)); }
 
+# build_user: user/'s programs built, one build at a time (two stages of
+# make check may run side by side; both need them)
+build_user() {
+	mkdir -p "$KRWQ_ROOT/build"
+	flock "$KRWQ_ROOT/build/.user.lock" make -s -C "$KRWQ_ROOT/user" >&2
+}
+
 # The dose make check must give per run: fuzz executions on the core and
 # WQEs through krwq_stress, each at least this many.
 # shellcheck disable=SC2034 # used by the scripts that source this file
