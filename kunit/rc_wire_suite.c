@@ -174,8 +174,8 @@ static int rw_connect(struct rw *v, struct ib_qp *qp)
 }
 
 /*
- * v->mr: a fast-registration region over v->target for the peer's READs
- * and atomics, registered by a REG_MR on @qp (a local WQE: no packet).
+ * v->mr: a fast-registration region over v->target for the peer's READs,
+ * WRITEs and atomics, registered by a REG_MR on @qp (a local WQE: no packet).
  */
 static void rw_register(struct kunit *t, struct ib_qp *qp)
 {
@@ -183,7 +183,7 @@ static void rw_register(struct kunit *t, struct ib_qp *qp)
 	struct ib_reg_wr wr = {
 		.wr = { .wr_id = 9, .opcode = IB_WR_REG_MR },
 		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ |
-			  IB_ACCESS_REMOTE_ATOMIC,
+			  IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC,
 	};
 	const struct ib_send_wr *bad;
 	struct ib_wc wc;
@@ -402,6 +402,7 @@ static void rw_ack_during_resend_run(struct kunit *t)
 
 #define RW_SEND_LEN	16	/* a SEND's payload */
 #define RW_READ_LEN	2048	/* a READ's: two responses */
+#define RW_MTU		1024	/* the path MTU (rw_connect()) */
 
 /*
  * A request from the peer, as the socket's softirq brings it: RC @op
@@ -545,6 +546,117 @@ static void rr_duplicate_read_read_again(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, qp->wire_rx.epsn, 3);
 }
 
+/*
+ * A packet of an RDMA WRITE from the peer into v->target: RC @op
+ * (IB_OPCODE_RDMA_WRITE_FIRST, ...) with PSN @psn and RW_MTU bytes of
+ * @fill, asking for an acknowledgment; a FIRST names @len bytes at the
+ * start of v->target.
+ */
+static void rw_write(struct rw *v, u8 op, u32 psn, u32 len, u8 fill)
+{
+	struct krwq_qp *qp = to_kqp(v->qp);
+	struct krwq_wire_pkt pkt = {
+		.opcode = IB_OPCODE_RC | op,
+		.ack_req = true,
+		.pkey = IB_DEFAULT_PKEY_FULL,
+		.dqpn = v->qp->qp_num,
+		.psn = psn,
+		.va = v->mr->iova,
+		.rkey = v->mr->rkey,
+		.dma_len = len,
+		.payload_len = RW_MTU,
+	};
+	static u8 payload[RW_MTU];
+
+	memset(payload, fill, sizeof(payload));
+	local_bh_disable();
+	krwq_resp_wire_rc(qp, &pkt, &qp->attr.ah_attr.grh.dgid,
+			  &qp->route.sgid, payload);
+	local_bh_enable();
+}
+
+/* @n bytes of v->target from @off all hold @fill. */
+static bool rw_target_is(struct rw *v, u32 off, u32 n, u8 fill)
+{
+	return !memchr_inv(v->target + off, fill, n);
+}
+
+static enum ib_qp_state rw_state(struct rw *v)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr a;
+
+	if (ib_query_qp(v->qp, &a, IB_QP_STATE, &init))
+		return IB_QPS_RESET;
+	return a.qp_state;
+}
+
+/*
+ * rw_qp(), into which the first two packets of a WRITE of @len bytes have
+ * come: RW_MTU bytes of 'a', then of 'b'.
+ */
+static struct krwq_qp *rw_write_begun(struct kunit *t, u32 len)
+{
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+
+	rw_write(v, IB_OPCODE_RDMA_WRITE_FIRST, 0, len, 'a');
+	rw_write(v, IB_OPCODE_RDMA_WRITE_MIDDLE, 1, 0, 'b');
+	KUNIT_EXPECT_EQ(t, qp->wire_rx.epsn, 2);
+	return qp;
+}
+
+/*
+ * A WRITE that the requester resumes from the middle (its ACK timeout
+ * came before the ACK of the first two packets): the packets before the
+ * expected PSN are acknowledged again but not written again, and those
+ * from it on carry on the message where it stands.
+ */
+static void rr_write_resumed_mid_message(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_write_begun(t, 4 * RW_MTU);
+	struct rw *v = t->priv;
+	u64 answers = rw_answers(v);
+
+	rw_write(v, IB_OPCODE_RDMA_WRITE_MIDDLE, 1, 0, 'x');
+	KUNIT_EXPECT_EQ(t, qp->wire_rx.epsn, 2);
+	KUNIT_EXPECT_TRUE(t, rw_target_is(v, RW_MTU, RW_MTU, 'b'));
+	rw_write(v, IB_OPCODE_RDMA_WRITE_MIDDLE, 2, 0, 'c');
+	rw_write(v, IB_OPCODE_RDMA_WRITE_LAST, 3, 0, 'd');
+	KUNIT_EXPECT_EQ(t, qp->wire_rx.epsn, 4);
+	KUNIT_EXPECT_EQ(t, qp->wire_rx.msg, KRWQ_WIRE_MSG_NONE);
+	KUNIT_EXPECT_EQ(t, rw_answers(v), answers + 3);
+	KUNIT_EXPECT_TRUE(t, rw_target_is(v, 0, RW_MTU, 'a'));
+	KUNIT_EXPECT_TRUE(t, rw_target_is(v, RW_MTU, RW_MTU, 'b'));
+	KUNIT_EXPECT_TRUE(t, rw_target_is(v, 2 * RW_MTU, RW_MTU, 'c'));
+	KUNIT_EXPECT_TRUE(t, rw_target_is(v, 3 * RW_MTU, RW_MTU, 'd'));
+	KUNIT_EXPECT_FALSE(t, qp->err_pending);
+	KUNIT_EXPECT_EQ(t, rw_state(v), IB_QPS_RTS);
+}
+
+/*
+ * A WRITE whose packets go past the length its RETH named: the stream
+ * rdma_rxe's requester on 6.1 sends after a resend goes wrong (its PSNs
+ * one further on than the first time, behind a WRITE Only of no bytes),
+ * so that the packet at the expected PSN is one more of the message in
+ * progress.  That packet is an invalid request: NAKed, nothing of it
+ * written, and the responder goes to ERR, as rxe's own responder does.
+ */
+static void rr_write_past_its_length_refused(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_write_begun(t, 2 * RW_MTU);
+	struct rw *v = t->priv;
+	u64 answers = rw_answers(v);
+
+	rw_write(v, IB_OPCODE_RDMA_WRITE_LAST, 2, 0, 'c');
+	KUNIT_EXPECT_EQ(t, rw_answers(v), answers + 1);
+	KUNIT_EXPECT_EQ(t, qp->wire_rx.epsn, 2);
+	KUNIT_EXPECT_TRUE(t, rw_target_is(v, 2 * RW_MTU, RW_MTU, 0));
+	KUNIT_EXPECT_TRUE(t, qp->err_pending);
+	flush_work(&qp->err_work);	/* which moves the QP to ERR */
+	KUNIT_EXPECT_EQ(t, rw_state(v), IB_QPS_ERR);
+}
+
 static struct kunit_case krwq_rc_req_cases[] = {
 	KUNIT_CASE(rw_late_ack_after_nak),
 	KUNIT_CASE(rw_late_ack_in_rnr_wait),
@@ -564,6 +676,8 @@ static struct kunit_case krwq_rc_resp_cases[] = {
 	KUNIT_CASE(rr_out_of_sequence_naks_once),
 	KUNIT_CASE(rr_duplicate_atomic_replayed),
 	KUNIT_CASE(rr_duplicate_read_read_again),
+	KUNIT_CASE(rr_write_resumed_mid_message),
+	KUNIT_CASE(rr_write_past_its_length_refused),
 	{}
 };
 
