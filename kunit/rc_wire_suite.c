@@ -405,32 +405,46 @@ static void rw_ack_during_resend_run(struct kunit *t)
 #define RW_MTU		1024	/* the path MTU (rw_connect()) */
 
 /*
- * A request from the peer, as the socket's softirq brings it: RC @op
- * (IB_OPCODE_SEND_ONLY, ...) with PSN @psn, asking for an acknowledgment.
- * A SEND carries RW_SEND_LEN bytes; a READ asks for RW_READ_LEN bytes of
- * v->target, and a FETCH_ADD adds @add to its first eight, through v->mr.
+ * Packet @pkt from the peer, as the socket's softirq brings it to the
+ * responder, with @pkt->payload_len bytes at @payload: the rest of its
+ * BTH (asking for an acknowledgment) and its RETH's address, v->mr's,
+ * are filled in here.
+ */
+static void rw_deliver(struct rw *v, struct krwq_wire_pkt *pkt,
+		       const void *payload)
+{
+	struct krwq_qp *qp = to_kqp(v->qp);
+
+	pkt->opcode |= IB_OPCODE_RC;
+	pkt->ack_req = true;
+	pkt->pkey = IB_DEFAULT_PKEY_FULL;
+	pkt->dqpn = v->qp->qp_num;
+	pkt->va = v->mr->iova;
+	pkt->rkey = v->mr->rkey;
+	local_bh_disable();
+	krwq_resp_wire_rc(qp, pkt, &qp->attr.ah_attr.grh.dgid,
+			  &qp->route.sgid, payload);
+	local_bh_enable();
+}
+
+/*
+ * A request from the peer: RC @op (IB_OPCODE_SEND_ONLY, ...) with PSN
+ * @psn.  A SEND carries RW_SEND_LEN bytes; a READ asks for RW_READ_LEN
+ * bytes of v->target, and a FETCH_ADD adds @add to its first eight,
+ * through v->mr.
  */
 static void rw_request(struct rw *v, u8 op, u32 psn, u64 add)
 {
-	struct krwq_qp *qp = to_kqp(v->qp);
 	struct krwq_wire_pkt pkt = {
-		.opcode = IB_OPCODE_RC | op,
-		.ack_req = true,
-		.pkey = IB_DEFAULT_PKEY_FULL,
-		.dqpn = v->qp->qp_num,
+		.opcode = op,
 		.psn = psn,
-		.va = v->mr->iova,
-		.rkey = v->mr->rkey,
 		.dma_len = op == IB_OPCODE_RDMA_READ_REQUEST ? RW_READ_LEN : 8,
 		.swap_add = add,
 		.payload_len = op == IB_OPCODE_SEND_ONLY ? RW_SEND_LEN : 0,
 	};
 	static const u8 payload[RW_SEND_LEN] = "sixteen bytes...";
 
-	local_bh_disable();
-	krwq_resp_wire_rc(qp, &pkt, &qp->attr.ah_attr.grh.dgid,
-			  &qp->route.sgid, payload);
-	local_bh_enable();
+	rw_deliver(v, &pkt, payload);
 }
 
 /* The packets rc_dev has sent, or tried to: the responder's answers. */
@@ -549,30 +563,20 @@ static void rr_duplicate_read_read_again(struct kunit *t)
 /*
  * A packet of an RDMA WRITE from the peer into v->target: RC @op
  * (IB_OPCODE_RDMA_WRITE_FIRST, ...) with PSN @psn and RW_MTU bytes of
- * @fill, asking for an acknowledgment; a FIRST names @len bytes at the
- * start of v->target.
+ * @fill; a FIRST names @len bytes at the start of v->target.
  */
 static void rw_write(struct rw *v, u8 op, u32 psn, u32 len, u8 fill)
 {
-	struct krwq_qp *qp = to_kqp(v->qp);
 	struct krwq_wire_pkt pkt = {
-		.opcode = IB_OPCODE_RC | op,
-		.ack_req = true,
-		.pkey = IB_DEFAULT_PKEY_FULL,
-		.dqpn = v->qp->qp_num,
+		.opcode = op,
 		.psn = psn,
-		.va = v->mr->iova,
-		.rkey = v->mr->rkey,
 		.dma_len = len,
 		.payload_len = RW_MTU,
 	};
 	static u8 payload[RW_MTU];
 
 	memset(payload, fill, sizeof(payload));
-	local_bh_disable();
-	krwq_resp_wire_rc(qp, &pkt, &qp->attr.ah_attr.grh.dgid,
-			  &qp->route.sgid, payload);
-	local_bh_enable();
+	rw_deliver(v, &pkt, payload);
 }
 
 /* @n bytes of v->target from @off all hold @fill. */
