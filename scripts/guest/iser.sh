@@ -192,19 +192,11 @@ if [ "${1:-}" = --rmmod ]; then
 	shift
 fi
 if [ $# -lt 1 ]; then
-	echo "usage: iser.sh [--rmmod] DEVICE... (TYPE:NAME or rxeN, each optionally @MIB)" >&2
+	echo "usage: iser.sh [--rmmod] DEVICE... (TYPE:NAME, rxeN or siwN, each optionally @MIB)" >&2
 	exit 2
 fi
 for spec in "$@"; do
-	size_mib=${SIZE_MIB:-256}
-	case $spec in
-	*@*) size_mib=${spec##*@} spec=${spec%@*} ;;
-	esac
-	case $spec in
-	*:*) type=${spec%%:*} name=${spec#*:} ;;
-	rxe*) type=rxe name=$spec ;;
-	*) echo "iser.sh: $spec: want TYPE:NAME or rxeN" >&2; exit 2 ;;
-	esac
+	device_spec iser.sh "$spec"
 	echo "# $name ($type) on iser0, $addr"
 	device_up "$type" "$name" iser0 $addr
 	iser_target_up

@@ -97,19 +97,11 @@ modules_gone() {
 }
 
 if [ $# -lt 1 ]; then
-	echo "usage: nfs.sh DEVICE... (TYPE:NAME or rxeN, each optionally @MIB)" >&2
+	echo "usage: nfs.sh DEVICE... (TYPE:NAME, rxeN or siwN, each optionally @MIB)" >&2
 	exit 2
 fi
 for spec in "$@"; do
-	size_mib=${SIZE_MIB:-256}
-	case $spec in
-	*@*) size_mib=${spec##*@} spec=${spec%@*} ;;
-	esac
-	case $spec in
-	*:*) type=${spec%%:*} name=${spec#*:} ;;
-	rxe*) type=rxe name=$spec ;;
-	*) echo "nfs.sh: $spec: want TYPE:NAME or rxeN" >&2; exit 2 ;;
-	esac
+	device_spec nfs.sh "$spec"
 	echo "# $name ($type) on nfs0, $addr"
 	device_up "$type" "$name" nfs0 $addr
 	server_up

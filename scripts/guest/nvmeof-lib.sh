@@ -45,6 +45,25 @@ loaded() { grep -q "^$1 " /proc/modules; }
 
 # --- the RDMA device
 
+# device_spec PROG SPEC: a device as the test scripts name it on their
+# command line, TYPE:NAME, rxeN or siwN, each optionally @MIB (its own
+# dose, else SIZE_MIB or 256), into type, name and size_mib; anything
+# else ends PROG with status 2
+# shellcheck disable=SC2034 # type and name are the caller's
+device_spec() {
+	size_mib=${SIZE_MIB:-256}
+	ds_spec=$2
+	case $ds_spec in
+	*@*) size_mib=${ds_spec##*@} ds_spec=${ds_spec%@*} ;;
+	esac
+	case $ds_spec in
+	*:*) type=${ds_spec%%:*} name=${ds_spec#*:} ;;
+	rxe*) type=rxe name=$ds_spec ;;
+	siw*) type=siw name=$ds_spec ;;
+	*) echo "$1: $ds_spec: want TYPE:NAME, rxeN or siwN" >&2; exit 2 ;;
+	esac
+}
+
 # device_up TYPE NAME NETDEV ADDR: NETDEV (dummy) with ADDR, NAME on it
 device_up() {
 	ip link add "$3" type dummy && ip link set "$3" up &&

@@ -153,16 +153,7 @@ i=0
 for spec in "$@"; do
 	i=$((i + 1))
 	# DEVICE@MIB: this device's size (the sanity peer's may be smaller)
-	size_mib=${SIZE_MIB:-256}
-	case $spec in
-	*@*) size_mib=${spec##*@} spec=${spec%@*} ;;
-	esac
-	case $spec in
-	*:*) type=${spec%%:*} name=${spec#*:} ;;
-	rxe*) type=rxe name=$spec ;;
-	siw*) type=siw name=$spec ;;
-	*) echo "nvmeof.sh: $spec: want TYPE:NAME, rxeN or siwN" >&2; exit 2 ;;
-	esac
+	device_spec nvmeof.sh "$spec"
 	case $i in
 	1) addr=192.0.2.1 ;;
 	2) addr=198.51.100.1 ;;

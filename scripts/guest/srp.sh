@@ -183,19 +183,11 @@ one_pass() {
 }
 
 if [ $# -lt 1 ]; then
-	echo "usage: srp.sh DEVICE... (TYPE:NAME or rxeN, each optionally @MIB)" >&2
+	echo "usage: srp.sh DEVICE... (TYPE:NAME, rxeN or siwN, each optionally @MIB)" >&2
 	exit 2
 fi
 for spec in "$@"; do
-	size_mib=${SIZE_MIB:-256}
-	case $spec in
-	*@*) size_mib=${spec##*@} spec=${spec%@*} ;;
-	esac
-	case $spec in
-	*:*) type=${spec%%:*} name=${spec#*:} ;;
-	rxe*) type=rxe name=$spec ;;
-	*) echo "srp.sh: $spec: want TYPE:NAME or rxeN" >&2; exit 2 ;;
-	esac
+	device_spec srp.sh "$spec"
 	echo "# $name ($type) on srp0, $addr"
 	device_up "$type" "$name" srp0 $addr
 	for srq in ${SRP_SRQ:-0}; do
