@@ -139,12 +139,17 @@ need_pkgs() {
 		die "missing packages; run: sudo apt-get install -y --no-install-recommends ${missing[*]}"
 	fi
 	log "installing ${missing[*]}"
+	# one apt-get at a time: two stages of make check may run side by side
+	mkdir -p "$KRWQ_ROOT/build"
+	exec 9> "$KRWQ_ROOT/build/.apt.lock"
+	flock 9
 	if [ -z "${KRWQ_APT_UPDATED:-}" ]; then
 		apt-get update -q >&2 || die "apt-get update failed"
 		export KRWQ_APT_UPDATED=1
 	fi
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2 ||
 		die "apt-get install ${missing[*]} failed"
+	exec 9>&-
 }
 
 # krwq_version: PACKAGE_VERSION of dkms.conf, the version's one definition
