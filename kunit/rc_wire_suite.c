@@ -639,12 +639,11 @@ static void rr_write_resumed_mid_message(struct kunit *t)
 }
 
 /*
- * A WRITE whose packets go past the length its RETH named: the stream
- * rdma_rxe's requester on 6.1 sends after a resend goes wrong (its PSNs
- * one further on than the first time, behind a WRITE Only of no bytes),
- * so that the packet at the expected PSN is one more of the message in
- * progress.  That packet is an invalid request: NAKed, nothing of it
- * written, and the responder goes to ERR, as rxe's own responder does.
+ * A WRITE whose last packet goes past the length its RETH named, as the
+ * end of a stream rdma_rxe's requester on 6.1 sends after a resend goes
+ * wrong (its PSNs one further on than the first time; docs/wire.md).
+ * That packet is an invalid request: NAKed, nothing of it written, and
+ * the responder goes to ERR, as rxe's own responder does.
  */
 static void rr_write_past_its_length_refused(struct kunit *t)
 {
