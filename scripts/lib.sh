@@ -129,27 +129,35 @@ stress_report() {
 # would only drag more into the host), else print the exact apt-get line
 # and fail.
 need_pkgs() {
-	local missing=() p
-	for p in "$@"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
-			missing+=("$p")
-	done
+	local missing=() p fd
+	_krwq_missing() {
+		missing=()
+		for p in "$@"; do
+			dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+				missing+=("$p")
+		done
+	}
+	_krwq_missing "$@"
 	[ ${#missing[@]} -eq 0 ] && return 0
 	if [ "$(id -u)" -ne 0 ]; then
 		die "missing packages; run: sudo apt-get install -y --no-install-recommends ${missing[*]}"
 	fi
-	log "installing ${missing[*]}"
-	# one apt-get at a time: two stages of make check may run side by side
-	mkdir -p "$KRWQ_ROOT/build"
-	exec 9> "$KRWQ_ROOT/build/.apt.lock"
-	flock 9
-	if [ -z "${KRWQ_APT_UPDATED:-}" ]; then
-		apt-get update -q >&2 || die "apt-get update failed"
-		export KRWQ_APT_UPDATED=1
+	# one apt-get at a time on the machine (two stages of make check may
+	# run side by side, one of them from a copy of the tree); what is
+	# missing is looked at again once the lock is ours
+	exec {fd}> /run/lock/krwq-apt.lock
+	flock "$fd"
+	_krwq_missing "$@"
+	if [ ${#missing[@]} -gt 0 ]; then
+		log "installing ${missing[*]}"
+		if [ -z "${KRWQ_APT_UPDATED:-}" ]; then
+			apt-get update -q >&2 || die "apt-get update failed"
+			export KRWQ_APT_UPDATED=1
+		fi
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+			"${missing[@]}" >&2 || die "apt-get install ${missing[*]} failed"
 	fi
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >&2 ||
-		die "apt-get install ${missing[*]} failed"
-	exec 9>&-
+	exec {fd}>&-
 }
 
 # krwq_version: PACKAGE_VERSION of dkms.conf, the version's one definition
