@@ -9,7 +9,7 @@
   results.py doc OUT              write OUT (docs/results.md) from
                                   build/check/summary.json and build/bench.json
 
-summary.json is {"commit", "date", "seconds", "passed", "failed",
+summary.json is {"commit", "date", "seconds", "wall", "passed", "failed",
 "stages": [{"stage", "passed", "failed", "seconds"}], "dose": {NAME: N},
 "boots": [{"kernel", "seconds", "status", "command"}]}.
 """
@@ -76,8 +76,9 @@ def table(summary):
     out = [f"make check at {summary['commit']}, {summary['date']}: "
            f"{summary['passed']} passed, {summary['failed']} failed, "
            f"{summary['seconds']} s ({summary['seconds'] / 60:.1f} min)", "",
-           "Share: of the run's wall time; the stages of two lanes side by side",
-           "overlap, so the shares add up to more than 100%.", "",
+           *(["Share: of the run's wall time; the stages of two lanes side by side",
+               "overlap, so the shares add up to more than 100%.", ""]
+             if summary.get("wall") else []),
            "| stage | passed | failed | seconds | share |",
            "| --- | ---: | ---: | ---: | ---: |"]
     for s in summary["stages"]:
@@ -115,6 +116,7 @@ def summary_cmd(folder, commit, out=sys.stdout, seconds=None):
         "commit": commit,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "seconds": seconds if seconds is not None else sum(s["seconds"] for s in stages),
+        "wall": seconds is not None,  # seconds is the run's wall time
         "passed": sum(s["passed"] for s in stages),
         "failed": sum(s["failed"] for s in stages),
         "stages": stages,
