@@ -137,7 +137,7 @@ int kv_connect_rd(struct ib_qp *qp, u16 lid, u32 dest, u8 rnr_retry,
 		.port_num = 1,
 		.qp_access_flags = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
 				   IB_ACCESS_REMOTE_ATOMIC,
-		.qkey = 0x11111111,
+		.qkey = KV_QKEY,
 	};
 	int mask = IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT;
 	int ret;

@@ -18,6 +18,7 @@
 #define KV_DEPTH	16
 #define KV_BUF		4096
 #define KV_LID		1	/* krwq0's port LID */
+#define KV_QKEY		0x11111111	/* the Q_Key of the cases' UD QPs */
 #define KV_EXTRA_QPS	4	/* QPs a test may create beyond a and b */
 
 /**

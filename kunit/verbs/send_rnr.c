@@ -341,7 +341,7 @@ void kv_unreachable_lid(struct kunit *t)
 	struct ib_ud_wr wr = {
 		.wr = { .wr_id = 5, .sg_list = &sge, .num_sge = 1,
 			.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED },
-		.remote_qkey = 0x11111111,
+		.remote_qkey = KV_QKEY,
 	};
 	const struct ib_send_wr *bad;
 	struct ib_qp *c, *u;

@@ -14,6 +14,50 @@
 
 #include "env.h"
 
+/*
+ * @wr: a signaled UD SEND, @wr_id, of @len bytes from v->abuf through
+ * @sge, with Q_Key KV_QKEY; kv_ud_pair() aims it.
+ */
+static void kv_ud_wr(struct kv_env *v, struct ib_ud_wr *wr,
+		     struct ib_sge *sge, u64 wr_id, u32 len)
+{
+	*sge = (struct ib_sge) {
+		.addr = (uintptr_t)v->abuf, .length = len,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	*wr = (struct ib_ud_wr) {
+		.wr = { .wr_id = wr_id, .sg_list = sge, .num_sge = 1,
+			.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED },
+		.remote_qkey = KV_QKEY,
+	};
+}
+
+/*
+ * Two UD QPs in RTS (kv_exit() frees them), *@u2 on the fixture's SRQ if
+ * @srq, and an address handle for this port, with @wr aimed from *@u1 at
+ * *@u2.  Return: the address handle, for rdma_destroy_ah().
+ */
+static struct ib_ah *kv_ud_pair(struct kunit *t, struct ib_ud_wr *wr,
+				struct ib_qp **u1, struct ib_qp **u2, bool srq)
+{
+	struct kv_env *v = t->priv;
+	struct rdma_ah_attr ah_attr = { .type = RDMA_AH_ATTR_TYPE_IB };
+	struct ib_ah *ah;
+
+	rdma_ah_set_dlid(&ah_attr, KV_LID);
+	rdma_ah_set_port_num(&ah_attr, 1);
+	*u1 = kv_new_qp(v, IB_QPT_UD, false);
+	*u2 = kv_new_qp(v, IB_QPT_UD, srq);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(*u1) || IS_ERR(*u2));
+	KUNIT_ASSERT_EQ(t, kv_connect(*u1, 0, 0), 0);
+	KUNIT_ASSERT_EQ(t, kv_connect(*u2, 0, 0), 0);
+	ah = rdma_create_ah(v->pd, &ah_attr, 0);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(ah));
+	wr->ah = ah;
+	wr->remote_qpn = (*u2)->qp_num;
+	return ah;
+}
+
 /**
  * kv_ud() - UD sends and receives.
  * @t: the running case; its priv is the fixture (struct kv_env).
@@ -25,32 +69,15 @@
 void kv_ud(struct kunit *t)
 {
 	struct kv_env *v = t->priv;
-	struct rdma_ah_attr ah_attr = { .type = RDMA_AH_ATTR_TYPE_IB };
 	struct ib_qp *u1, *u2;
 	struct ib_ah *ah;
-	struct ib_sge sge = {
-		.addr = (uintptr_t)v->abuf, .length = 100,
-		.lkey = v->pd->local_dma_lkey,
-	};
-	struct ib_ud_wr wr = {
-		.wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1,
-			.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED },
-		.remote_qkey = 0x11111111,
-	};
+	struct ib_sge sge;
+	struct ib_ud_wr wr;
 	const struct ib_send_wr *bad;
 	struct ib_wc wc;
 
-	rdma_ah_set_dlid(&ah_attr, KV_LID);
-	rdma_ah_set_port_num(&ah_attr, 1);
-	u1 = kv_new_qp(v, IB_QPT_UD, false);
-	u2 = kv_new_qp(v, IB_QPT_UD, false);
-	KUNIT_ASSERT_FALSE(t, IS_ERR(u1) || IS_ERR(u2));
-	KUNIT_ASSERT_EQ(t, kv_connect(u1, 0, 0), 0);
-	KUNIT_ASSERT_EQ(t, kv_connect(u2, 0, 0), 0);
-	ah = rdma_create_ah(v->pd, &ah_attr, 0);
-	KUNIT_ASSERT_FALSE(t, IS_ERR(ah));
-	wr.ah = ah;
-	wr.remote_qpn = u2->qp_num;
+	kv_ud_wr(v, &wr, &sge, 7, 100);
+	ah = kv_ud_pair(t, &wr, &u1, &u2, false);
 	memset(v->abuf, 0x3c, 100);
 	KUNIT_ASSERT_EQ(t, kv_post_recv(v, u2, 8, v->bbuf, 140), 0);
 	KUNIT_ASSERT_EQ(t, ib_post_send(u1, &wr.wr, &bad), 0);
@@ -76,15 +103,18 @@ void kv_ud(struct kunit *t)
 	 * DETH, the payload padded to 4 bytes, and the ICRC
 	 */
 	{
+		struct rdma_ah_attr ah_attr = { .type = RDMA_AH_ATTR_TYPE_IB };
 		union rdma_network_hdr *h = (void *)v->bbuf;
 		union ib_gid gid;
 
 		KUNIT_ASSERT_EQ(t, rdma_query_gid(v->dev, 1, 0, &gid), 0);
+		rdma_ah_set_dlid(&ah_attr, KV_LID);
+		rdma_ah_set_port_num(&ah_attr, 1);
 		rdma_ah_set_grh(&ah_attr, &gid, 0, 0, 1, 0);
 		ah = rdma_create_ah(v->pd, &ah_attr, 0);
 		KUNIT_ASSERT_FALSE(t, IS_ERR(ah));
 		wr.ah = ah;
-		wr.remote_qkey = 0x11111111;
+		wr.remote_qkey = KV_QKEY;
 		/* into receive 9, which the wrong Q_Key left posted */
 		sge.length = 99;
 		KUNIT_ASSERT_EQ(t, ib_post_send(u1, &wr.wr, &bad), 0);
@@ -113,32 +143,6 @@ static enum ib_qp_state kv_state_settled(struct ib_qp *qp)
 	return attr.qp_state;
 }
 
-/*
- * Two UD QPs in RTS (kv_exit() frees them) and an address handle for this
- * port, with @wr aimed from *@u1 at *@u2.  Return: the address handle,
- * for rdma_destroy_ah().
- */
-static struct ib_ah *kv_ud_pair(struct kunit *t, struct ib_ud_wr *wr,
-				struct ib_qp **u1, struct ib_qp **u2)
-{
-	struct kv_env *v = t->priv;
-	struct rdma_ah_attr ah_attr = { .type = RDMA_AH_ATTR_TYPE_IB };
-	struct ib_ah *ah;
-
-	rdma_ah_set_dlid(&ah_attr, KV_LID);
-	rdma_ah_set_port_num(&ah_attr, 1);
-	*u1 = kv_new_qp(v, IB_QPT_UD, false);
-	*u2 = kv_new_qp(v, IB_QPT_UD, false);
-	KUNIT_ASSERT_FALSE(t, IS_ERR(*u1) || IS_ERR(*u2));
-	KUNIT_ASSERT_EQ(t, kv_connect(*u1, 0, 0), 0);
-	KUNIT_ASSERT_EQ(t, kv_connect(*u2, 0, 0), 0);
-	ah = rdma_create_ah(v->pd, &ah_attr, 0);
-	KUNIT_ASSERT_FALSE(t, IS_ERR(ah));
-	wr->ah = ah;
-	wr->remote_qpn = (*u2)->qp_num;
-	return ah;
-}
-
 /**
  * kv_ud_too_long_dropped() - a datagram longer than its receive WQE is
  * dropped and counted.
@@ -153,21 +157,15 @@ void kv_ud_too_long_dropped(struct kunit *t)
 {
 	struct kv_env *v = t->priv;
 	u64 dropped = kv_counter(v, "rx_dropped");
-	struct ib_sge sge = {
-		.addr = (uintptr_t)v->abuf, .length = 200,
-		.lkey = v->pd->local_dma_lkey,
-	};
-	struct ib_ud_wr wr = {
-		.wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1,
-			.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED },
-		.remote_qkey = 0x11111111,
-	};
+	struct ib_sge sge;
+	struct ib_ud_wr wr;
 	const struct ib_send_wr *bad;
 	struct ib_qp *u1, *u2;
 	struct ib_ah *ah;
 	struct ib_wc wc;
 
-	ah = kv_ud_pair(t, &wr, &u1, &u2);
+	kv_ud_wr(v, &wr, &sge, 7, 200);
+	ah = kv_ud_pair(t, &wr, &u1, &u2, false);
 	KUNIT_ASSERT_EQ(t, kv_post_recv(v, u2, 8, v->bbuf, 140), 0);
 	KUNIT_ASSERT_EQ(t, ib_post_send(u1, &wr.wr, &bad), 0);
 	KUNIT_ASSERT_EQ(t, kv_poll(v->scq, &wc, 1), 1);
@@ -198,21 +196,15 @@ void kv_ud_too_long_dropped(struct kunit *t)
 void kv_ud_qpn_over_24_bits(struct kunit *t)
 {
 	struct kv_env *v = t->priv;
-	struct ib_sge sge = {
-		.addr = (uintptr_t)v->abuf, .length = 16,
-		.lkey = v->pd->local_dma_lkey,
-	};
-	struct ib_ud_wr wr = {
-		.wr = { .wr_id = 9, .sg_list = &sge, .num_sge = 1,
-			.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED },
-		.remote_qkey = 0x11111111,
-	};
+	struct ib_sge sge;
+	struct ib_ud_wr wr;
 	const struct ib_send_wr *bad;
 	struct ib_qp *u1, *u2;
 	struct ib_ah *ah;
 	struct ib_wc wc;
 
-	ah = kv_ud_pair(t, &wr, &u1, &u2);
+	kv_ud_wr(v, &wr, &sge, 9, 16);
+	ah = kv_ud_pair(t, &wr, &u1, &u2, false);
 	wr.remote_qpn |= BIT(24);
 	KUNIT_ASSERT_EQ(t, kv_post_recv(v, u2, 8, v->bbuf, 140), 0);
 	KUNIT_EXPECT_EQ(t, ib_post_send(u1, &wr.wr, &bad), -EINVAL);
@@ -243,32 +235,15 @@ void kv_ud_qpn_over_24_bits(struct kunit *t)
 void kv_ud_too_long_srq(struct kunit *t)
 {
 	struct kv_env *v = t->priv;
-	struct rdma_ah_attr ah_attr = { .type = RDMA_AH_ATTR_TYPE_IB };
-	struct ib_sge sge = {
-		.addr = (uintptr_t)v->abuf, .length = 100,
-		.lkey = v->pd->local_dma_lkey,
-	};
-	struct ib_ud_wr wr = {
-		.wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1,
-			.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED },
-		.remote_qkey = 0x11111111,
-	};
+	struct ib_sge sge;
+	struct ib_ud_wr wr;
 	const struct ib_send_wr *bad;
 	struct ib_qp *u1, *u2;
 	struct ib_ah *ah;
 	struct ib_wc wc;
 
-	rdma_ah_set_dlid(&ah_attr, KV_LID);
-	rdma_ah_set_port_num(&ah_attr, 1);
-	u1 = kv_new_qp(v, IB_QPT_UD, false);
-	u2 = kv_new_qp(v, IB_QPT_UD, true);
-	KUNIT_ASSERT_FALSE(t, IS_ERR(u1) || IS_ERR(u2));
-	KUNIT_ASSERT_EQ(t, kv_connect(u1, 0, 0), 0);
-	KUNIT_ASSERT_EQ(t, kv_connect(u2, 0, 0), 0);
-	ah = rdma_create_ah(v->pd, &ah_attr, 0);
-	KUNIT_ASSERT_FALSE(t, IS_ERR(ah));
-	wr.ah = ah;
-	wr.remote_qpn = u2->qp_num;
+	kv_ud_wr(v, &wr, &sge, 7, 100);
+	ah = kv_ud_pair(t, &wr, &u1, &u2, true);
 	KUNIT_EXPECT_EQ(t, kv_post_srq(v, v->srq, 40, v->pd->local_dma_lkey), 0);
 	KUNIT_EXPECT_EQ(t, ib_post_send(u1, &wr.wr, &bad), 0);
 	KUNIT_EXPECT_EQ(t, kv_poll(v->scq, &wc, 1), 1);
