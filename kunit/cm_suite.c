@@ -36,6 +36,8 @@
 #include <rdma/rdma_cm.h>
 #include <rdma/rdma_cm_ib.h>
 
+#include "qp_state.h"
+
 static char *addr = "";
 module_param(addr, charp, 0444);
 MODULE_PARM_DESC(addr, "IPv4 address of a netdev bound to the RDMA device under test (none: every case is skipped)");
@@ -525,17 +527,6 @@ static void ct_expect_received(struct kunit *t, struct ct_ep *to, u64 wr_id,
 			      to->name);
 }
 
-/* @qp's state, or -1 if it cannot be queried. */
-static noinline_for_stack int ct_qp_state(struct ib_qp *qp)
-{
-	struct ib_qp_init_attr init;
-	struct ib_qp_attr attr;
-
-	if (ib_query_qp(qp, &attr, IB_QP_STATE, &init))
-		return -1;
-	return attr.qp_state;
-}
-
 /* @qp's Q_Key, or 0 if it cannot be queried. */
 static noinline_for_stack u32 ct_qp_qkey(struct ib_qp *qp)
 {
@@ -659,8 +650,8 @@ static void ct_rc_connect(struct kunit *t)
 	ct_await(t, a, RDMA_CM_EVENT_ESTABLISHED);
 	ct_await(t, p, RDMA_CM_EVENT_ESTABLISHED);
 	KUNIT_EXPECT_EQ(t, a->peer_qpn, p->id->qp->qp_num);
-	KUNIT_EXPECT_EQ(t, ct_qp_state(a->id->qp), IB_QPS_RTS);
-	KUNIT_EXPECT_EQ(t, ct_qp_state(p->id->qp), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(t, krwq_test_qp_state(a->id->qp), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(t, krwq_test_qp_state(p->id->qp), IB_QPS_RTS);
 
 	/* active -> passive */
 	KUNIT_ASSERT_EQ(t, ct_post_send(a, 11, CT_RC_LEN, 0x21, NULL, 0, 0), 0);
@@ -681,8 +672,8 @@ static void ct_rc_connect(struct kunit *t)
 	ct_await(t, p, RDMA_CM_EVENT_DISCONNECTED);
 	KUNIT_ASSERT_EQ(t, rdma_disconnect(p->id), 0);
 	ct_await(t, a, RDMA_CM_EVENT_DISCONNECTED);
-	KUNIT_EXPECT_EQ(t, ct_qp_state(a->id->qp), IB_QPS_ERR);
-	KUNIT_EXPECT_EQ(t, ct_qp_state(p->id->qp), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(t, krwq_test_qp_state(a->id->qp), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(t, krwq_test_qp_state(p->id->qp), IB_QPS_ERR);
 }
 
 /* Case 3: the passive end rejects; the active end hears why. */
@@ -701,7 +692,7 @@ static void ct_rc_reject(struct kunit *t)
 	KUNIT_EXPECT_STREQ(t, rdma_reject_msg(a->id, status), "consumer defined");
 	KUNIT_ASSERT_EQ(t, a->rej_len, CT_PDATA);
 	KUNIT_EXPECT_EQ(t, memcmp(a->rej_data, why, CT_PDATA), 0);
-	KUNIT_EXPECT_EQ(t, ct_qp_state(a->id->qp), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(t, krwq_test_qp_state(a->id->qp), IB_QPS_ERR);
 }
 
 /*
@@ -735,7 +726,7 @@ static void ct_rc_nobody_listens(struct kunit *t)
 	if (ev.type == RDMA_CM_EVENT_REJECTED) {
 		KUNIT_EXPECT_EQ(t, ev.status, IB_CM_REJ_INVALID_SERVICE_ID);
 		/* rdma_cm moves the QP of a rejected connect to ERR */
-		KUNIT_EXPECT_EQ(t, ct_qp_state(a->id->qp), IB_QPS_ERR);
+		KUNIT_EXPECT_EQ(t, krwq_test_qp_state(a->id->qp), IB_QPS_ERR);
 	}
 }
 
@@ -759,7 +750,7 @@ static void ct_ud(struct kunit *t)
 	ct_resolve(t, a, CT_PORT_UD, RDMA_PS_UDP, IB_QPT_UD);
 	ct_verbs(t, a);
 	ct_create_qp(t, a);
-	KUNIT_EXPECT_EQ(t, ct_qp_state(a->id->qp), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(t, krwq_test_qp_state(a->id->qp), IB_QPS_RTS);
 	KUNIT_ASSERT_EQ(t, rdma_connect(a->id, &cp), 0);
 	ct_await(t, p, RDMA_CM_EVENT_CONNECT_REQUEST);
 	KUNIT_ASSERT_NOT_NULL(t, p->id);

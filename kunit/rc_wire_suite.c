@@ -31,6 +31,7 @@
 #include "../module/resp.h"
 #include "../module/wire.h"
 #include "counter.h"
+#include "qp_state.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
@@ -585,16 +586,6 @@ static bool rw_target_is(struct rw *v, u32 off, u32 n, u8 fill)
 	return !memchr_inv(v->target + off, fill, n);
 }
 
-static enum ib_qp_state rw_state(struct rw *v)
-{
-	struct ib_qp_init_attr init;
-	struct ib_qp_attr a;
-
-	if (ib_query_qp(v->qp, &a, IB_QP_STATE, &init))
-		return IB_QPS_RESET;
-	return a.qp_state;
-}
-
 /*
  * rw_qp(), into which the first two packets of a WRITE of @len bytes have
  * come: RW_MTU bytes of 'a', then of 'b'.
@@ -635,7 +626,7 @@ static void rr_write_resumed_mid_message(struct kunit *t)
 	KUNIT_EXPECT_TRUE(t, rw_target_is(v, 2 * RW_MTU, RW_MTU, 'c'));
 	KUNIT_EXPECT_TRUE(t, rw_target_is(v, 3 * RW_MTU, RW_MTU, 'd'));
 	KUNIT_EXPECT_FALSE(t, qp->err_pending);
-	KUNIT_EXPECT_EQ(t, rw_state(v), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(t, krwq_test_qp_state(v->qp), IB_QPS_RTS);
 }
 
 /*
@@ -657,7 +648,7 @@ static void rr_write_past_its_length_refused(struct kunit *t)
 	KUNIT_EXPECT_TRUE(t, rw_target_is(v, 2 * RW_MTU, RW_MTU, 0));
 	KUNIT_EXPECT_TRUE(t, qp->err_pending);
 	flush_work(&qp->err_work);	/* which moves the QP to ERR */
-	KUNIT_EXPECT_EQ(t, rw_state(v), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(t, krwq_test_qp_state(v->qp), IB_QPS_ERR);
 }
 
 static struct kunit_case krwq_rc_req_cases[] = {

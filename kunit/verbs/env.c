@@ -15,6 +15,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "../counter.h"
+#include "../qp_state.h"
 #include "env.h"
 
 /**
@@ -371,17 +372,15 @@ int kv_wait_event(struct kv_env *v, enum ib_event_type type, int want)
 enum ib_qp_state kv_wait_state(struct ib_qp *qp, enum ib_qp_state want)
 {
 	unsigned long end = jiffies + 2 * HZ;
-	struct ib_qp_init_attr init;
-	struct ib_qp_attr attr;
+	int state;
 
 	do {
-		if (ib_query_qp(qp, &attr, IB_QP_STATE, &init))
-			return -1;
-		if (attr.qp_state == want)
+		state = krwq_test_qp_state(qp);
+		if (state < 0 || state == want)
 			break;
 		usleep_range(500, 1000);
 	} while (time_before(jiffies, end));
-	return attr.qp_state;
+	return state;
 }
 
 /**

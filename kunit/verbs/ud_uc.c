@@ -12,6 +12,7 @@
 #include <rdma/ib_pack.h>
 #include <rdma/ib_verbs.h>
 
+#include "../qp_state.h"
 #include "env.h"
 
 /*
@@ -131,16 +132,11 @@ void kv_ud(struct kunit *t)
 	kv_free_qp(v, u2);
 }
 
-/* The QP's state now, and again after the deferred work had its chance. */
-static enum ib_qp_state kv_state_settled(struct ib_qp *qp)
+/* The QP's state once the deferred work has had its chance. */
+static int kv_state_settled(struct ib_qp *qp)
 {
-	struct ib_qp_init_attr init;
-	struct ib_qp_attr attr;
-
 	msleep(50);
-	if (ib_query_qp(qp, &attr, IB_QP_STATE, &init))
-		return -1;
-	return attr.qp_state;
+	return krwq_test_qp_state(qp);
 }
 
 /**
