@@ -407,6 +407,11 @@ report $? "krwqw0 to itself: no packet out, 200 or more local messages"
 	ip link set vc0 up && ip -n kwa link set vc1 up &&
 	tc qdisc add dev vrx root netem corrupt 100%; } > $log 2>&1
 report $? "tc netem corrupt 100% on vrx; a clean veth pair for handshakes"
+# icrc_errors_since E0 N: krwqw0 has counted N or more ICRC errors
+# since it counted E0
+icrc_errors_since() {
+	[ $(($(stat_of krwqw0 wire_icrc_errors) - $1)) -ge "$2" ]
+}
 e0=$(stat_of krwqw0 wire_icrc_errors)
 port=$((port + 1))
 sg=$(gid_index krwqw0 198.18.0.2)
@@ -416,6 +421,9 @@ ip netns exec kwa timeout 60 ib_send_bw -d krwqw0 -x "$sg" -c UD -n 50 -s 512 \
 cs=$!
 wait_for 60 listening_in kwa $port
 timeout 60 ib_send_bw -d rxe0 -x "$cg" -c UD -n 50 -s 512 -p $port 10.99.0.2 > $log 2>&1
+# the server waits for datagrams that never come: stop it once the
+# errors are counted (or 20 s on), not at its own timeout
+wait_for 20 icrc_errors_since "$e0" 25
 kill $cs 2> /dev/null
 wait $cs
 tc qdisc del dev vrx root > /dev/null 2>&1
