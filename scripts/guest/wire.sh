@@ -420,12 +420,15 @@ ip netns exec kwa timeout 60 ib_send_bw -d krwqw0 -x "$sg" -c UD -n 50 -s 512 \
 	-p $port > /tmp/server.log 2>&1 &
 cs=$!
 wait_for 60 listening_in kwa $port
-timeout 60 ib_send_bw -d rxe0 -x "$cg" -c UD -n 50 -s 512 -p $port 10.99.0.2 > $log 2>&1
-# the server waits for datagrams that never come: stop it once the
-# errors are counted (or 20 s on), not at its own timeout
-wait_for 20 icrc_errors_since "$e0" 25
-kill $cs 2> /dev/null
+timeout 60 ib_send_bw -d rxe0 -x "$cg" -c UD -n 50 -s 512 -p $port 10.99.0.2 > $log 2>&1 &
+cc=$!
+# The server waits for datagrams that never come, and the client, once
+# it has sent them, for the server's closing handshake: both would run
+# to their timeouts.  Stop both once the errors are counted.
+wait_for 60 icrc_errors_since "$e0" 25
+kill $cs $cc 2> /dev/null
 wait $cs
+wait $cc
 tc qdisc del dev vrx root > /dev/null 2>&1
 e1=$(stat_of krwqw0 wire_icrc_errors)
 [ $((e1 - e0)) -ge 25 ]
