@@ -29,9 +29,9 @@ gid_index() {
 	esac
 	gi_d=/sys/class/infiniband/$1/ports/1
 	# In index order with the shell's own read, stopping at the first
-	# match: the table has 256 or 1024 entries, and a cat of each (in
-	# the glob's order, where 2 comes after 1000-1023) took seconds per
-	# look-up under TCG.
+	# match: the table has 128 entries (krwq) or 1024 (rxe), and a cat
+	# of each in the glob's order (where 2 comes after 100-199 and
+	# 1000-1023) took seconds per look-up under TCG.
 	gi_i=0
 	while [ -e "$gi_d/gids/$gi_i" ]; do
 		gi_g=
