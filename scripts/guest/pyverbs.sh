@@ -1,0 +1,165 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# rdma-core's own test suite (its tests/, run by run_tests.py over
+# python3-pyverbs), inside the test VM, on krwq's devices.  Prints TAP,
+# one line per test that ran on a krwq device (passed, or failed or
+# raised), and per device one line for the run itself (the suite ran to
+# its end and said OK).  Tests the suite skips (a verb krwq does not
+# offer, a vendor's extension, hardware that is not there) are not
+# counted; "#" lines give their number by reason.  Ends with
+# "N passed, N failed".
+#   pyverbs.sh DEVICE...
+# DEVICE is one of
+#   krwq0          the IB-mode device krwq.ko makes;
+#   NAME=NETDEV    a netdev-bound krwq device NAME, made here on NETDEV;
+#   rxe0=NETDEV    the peer: rdma_rxe on NETDEV, the suite run the same
+#                  way, its tally as a "#" line only (not counted).
+# NETDEV gets 192.0.2.1/28 (.17 for rxe0).  md0 and md1 are made here,
+# dummies; eth0 is `scripts/vm --link none`'s NIC, whose driver is loaded
+# here.
+# At the end the devices made here are removed, the dummies deleted and
+# eth0 set down, for the parts that run after this one in the same boot.
+# scripts/pyverbs-root's folder must be in the image: python3 and pyverbs
+# in /usr, the suite in /krwq/rdma-core/tests.
+log=/tmp/pyverbs.log
+suite=/krwq/rdma-core
+tap_t0=$(cut -d. -f1 /proc/uptime)
+# shellcheck source=tap.sh # scripts/vm puts it in /krwq/lib
+. /krwq/lib/tap.sh
+# shellcheck source=roce.sh
+. /krwq/lib/roce.sh
+
+# make_netdev NETDEV ADDR: NETDEV up with ADDR/28
+make_netdev() {
+	case $1 in
+	md*) ip link add "$1" type dummy ;;
+	eth0)
+		timeout 60 modprobe -a virtio_pci virtio_net &&
+			wait_for 20 test -e /sys/class/net/eth0
+		;;
+	esac &&
+		ip link set "$1" up &&
+		ip addr add "$2/28" dev "$1"
+}
+
+# make_device NAME NETDEV: NAME (krwq, or rxe for rxe*) on NETDEV, its
+# port active
+make_device() {
+	case $1 in
+	rxe*) md_type=rxe md_addr=192.0.2.17 ;;
+	*) md_type=krwq md_addr=192.0.2.1 ;;
+	esac
+	{
+		make_netdev "$2" "$md_addr" &&
+			{ [ "$md_type" = krwq ] || modprobe rdma_rxe; } &&
+			rdma link add "$1" type "$md_type" netdev "$2"
+	} > "$log" 2>&1 &&
+		wait_for 10 grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state"
+}
+
+# run_suite DEVICE: the whole suite on DEVICE, its verbose output in
+# /tmp/pyverbs-DEVICE.log, and per test "ok NAME", "bad NAME" or
+# "skip NAME REASON" in /tmp/pyverbs-DEVICE.results; sets rs_ok, whether
+# it ran to its end and said OK
+run_suite() {
+	rs_out=/tmp/pyverbs-$1.log
+	(cd "$suite" && PYTHONPATH=$suite timeout 1800 python3 tests/run_tests.py --dev "$1" -v) \
+		> "$rs_out" 2>&1
+	rs_rc=$?
+	# unittest -v: "name (module.Class.name) ... RESULT", or that name
+	# alone on a line and the first line of its docstring before the
+	# " ... "; RESULT on the same line or, after a test's own output, on
+	# a later one
+	awk '
+		/ \.\.\. / {
+			if ($2 ~ /^\(tests\./) name = $1 " " $2
+			else if (prev ~ /^[^ ]+ \(tests\.[^ ]+\)$/) name = prev
+			else name = "(unnamed)"
+			sub(/.* \.\.\. /, "")
+		}
+		{ prev = $0 }
+		name == "" { next }
+		/^ok$/ { print "ok " name; name = ""; next }
+		/^skipped / { print "skip " name " " substr($0, 9); name = ""; next }
+		/^(FAIL|ERROR)$/ { print "bad " name; name = ""; next }
+		/^expected failure$/ { print "skip " name " (expected failure)"; name = ""; next }
+		/^unexpected success$/ { print "bad " name; name = "" }
+	' "$rs_out" > "/tmp/pyverbs-$1.results"
+	rs_ran=$(sed -n 's/^Ran \([0-9]*\) tests\{0,1\} in .*/\1/p' "$rs_out")
+	rs_ok=1
+	[ "$rs_rc" = 0 ] && [ -n "$rs_ran" ] && tail -n 3 "$rs_out" | grep -q '^OK' && rs_ok=0
+}
+
+# tally DEVICE: "P passed, F failed, S skipped" of run_suite's results
+tally() {
+	awk '{ n[$1]++ } END { printf "%d passed, %d failed, %d skipped\n", n["ok"], n["bad"], n["skip"] }' \
+		"/tmp/pyverbs-$1.results"
+}
+
+# skips DEVICE: "#" lines, the skipped tests' count by reason
+skips() {
+	echo "# $1: $(grep -c '^skip ' "/tmp/pyverbs-$1.results") tests skipped, by reason:"
+	sed -n 's/^skip [^ ]* [^ ]* //p' "/tmp/pyverbs-$1.results" | sort | uniq -c | sort -rn |
+		sed 's/^/#   /'
+}
+
+# check DEVICE: run_suite on DEVICE, reported as TAP
+check() {
+	run_suite "$1"
+	while read -r ck_kind ck_test ck_rest; do
+		case $ck_kind in
+		ok) report 0 "$1 $ck_test $ck_rest" ;;
+		bad)
+			report 1 "$1 $ck_test $ck_rest" "$(awk -v t="$ck_test $ck_rest" '
+				/^(FAIL|ERROR): / && index($0, t) { on = 1; next }
+				on && /^(FAIL|ERROR): |^-+$/ && ++seen > 1 { exit }
+				on { print }' "$rs_out" | tail -n 20)"
+			;;
+		esac
+	done < "/tmp/pyverbs-$1.results"
+	skips "$1"
+	report $rs_ok "$1 rdma-core tests/ ran to its end (ran ${rs_ran:-no} tests, status $rs_rc)" \
+		"$(tail -n 15 "$rs_out")"
+}
+
+made=
+for spec in "$@"; do
+	dev=${spec%%=*}
+	case $spec in
+	*=*)
+		nd=${spec#*=}
+		made="$made $spec"
+		if ! make_device "$dev" "$nd"; then
+			report 1 "$dev on $nd, port ACTIVE"
+			continue
+		fi
+		case $dev in
+		rxe*) ;;
+		*)
+			report 0 "$dev on $nd, port ACTIVE"
+			;;
+		esac
+		;;
+	esac
+	case $dev in
+	rxe*)
+		run_suite "$dev"
+		echo "# peer $dev: $(tally "$dev"); ran to its end: $([ $rs_ok = 0 ] && echo yes || echo no)"
+		sed -n 's/^bad /#   failed on the peer: /p' "/tmp/pyverbs-$dev.results"
+		skips "$dev"
+		;;
+	*)
+		check "$dev"
+		echo "# $dev: $(tally "$dev")"
+		;;
+	esac
+done
+for spec in $made; do
+	rdma link delete "${spec%%=*}" 2> /dev/null
+	case ${spec#*=} in
+	md*) ip link del "${spec#*=}" ;;
+	*) ip addr flush dev "${spec#*=}" && ip link set "${spec#*=}" down ;;
+	esac
+done
+tap_summary
