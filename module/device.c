@@ -406,6 +406,14 @@ int krwq_dev_add_netdev(const char *name, struct net_device *ndev)
 	addrconf_addr_eui48((u8 *)&dev->node_guid, ndev->dev_addr);
 	strscpy(dev->ibdev.node_desc, "krwq RoCE loopback HCA",
 		sizeof(dev->ibdev.node_desc));
+	/*
+	 * The device that carries @ndev, if any (a NIC's PCI or virtio
+	 * function; none for a dummy, veth or VLAN), is this one's parent
+	 * too, as for an HCA that shares its function with its netdev:
+	 * sysfs then shows @ndev in /sys/class/infiniband/NAME/device/net/,
+	 * where RDMA tools look for a device's netdev.
+	 */
+	dev->ibdev.dev.parent = ndev->dev.parent;
 	ret = krwq_net_attach(dev);
 	if (!ret)
 		ret = ib_device_set_netdev(&dev->ibdev, ndev, 1);

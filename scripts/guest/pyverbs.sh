@@ -17,7 +17,9 @@
 #                  way, its tally as a "#" line only (not counted).
 # NETDEV gets 192.0.2.1/28 (.17 for rxe0).  md0 and md1 are made here,
 # dummies; eth0 is `scripts/vm --link none`'s NIC, whose driver is loaded
-# here.
+# here.  A krwq device on a NETDEV that a device carries (eth0) must show
+# it in its sysfs device/net/ folder: the suite looks for a device's
+# netdev there, and without one skips its rdma_cm tests.
 # At the end the devices made here are removed, the dummies deleted and
 # eth0 set down, for the parts that run after this one in the same boot.
 # scripts/pyverbs-root's folder must be in the image: python3 and pyverbs
@@ -138,6 +140,11 @@ for spec in "$@"; do
 		rxe*) ;;
 		*)
 			report 0 "$dev on $nd, port ACTIVE"
+			if [ -e "/sys/class/net/$nd/device" ]; then
+				ls "/sys/class/infiniband/$dev/device/net/" > "$log" 2>&1
+				grep -qx "$nd" "$log"
+				report $? "$dev's sysfs device/net/ holds $nd, the netdev it is bound to"
+			fi
 			;;
 		esac
 		;;
