@@ -5,10 +5,11 @@
 # python3-pyverbs), inside the test VM, on krwq's devices.  Prints TAP,
 # one line per test that ran on a krwq device (passed, or failed or
 # raised), and per device one line for the run itself (the suite ran to
-# its end and said OK).  Tests the suite skips (a verb krwq does not
-# offer, a vendor's extension, hardware that is not there) are not
-# counted; "#" lines give their number by reason.  Ends with
-# "N passed, N failed".
+# its end and said OK, and at least MIN_PASSED tests passed: a device
+# on which the traffic tests all skip would otherwise pass).  Tests the
+# suite skips (a verb krwq does not offer, a vendor's extension,
+# hardware that is not there) are not counted; "#" lines give their
+# number by reason.  Ends with "N passed, N failed".
 #   pyverbs.sh DEVICE...
 # DEVICE is one of
 #   krwq0          the IB-mode device krwq.ko makes;
@@ -26,6 +27,10 @@
 # in /usr, the suite in /krwq/rdma-core/tests.
 log=/tmp/pyverbs.log
 suite=/krwq/rdma-core
+# krwq0 passes 50-52 of the suite's 273 tests (some pick attributes at
+# random that libipathverbs refuses, and skip), a netdev-bound device
+# 54, and 62 with the rdma_cm tests
+MIN_PASSED=40
 tap_t0=$(cut -d. -f1 /proc/uptime)
 # shellcheck source=tap.sh # scripts/vm puts it in /krwq/lib
 . /krwq/lib/tap.sh
@@ -54,8 +59,8 @@ make_device() {
 	esac
 	{
 		make_netdev "$2" "$md_addr" &&
-			{ [ "$md_type" = krwq ] || modprobe rdma_rxe; } &&
-			rdma link add "$1" type "$md_type" netdev "$2"
+			{ [ "$md_type" = krwq ] || timeout 60 modprobe rdma_rxe; } &&
+			timeout 60 rdma link add "$1" type "$md_type" netdev "$2"
 	} > "$log" 2>&1 &&
 		wait_for 10 grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state"
 }
@@ -66,8 +71,10 @@ make_device() {
 # it ran to its end and said OK
 run_suite() {
 	rs_out=/tmp/pyverbs-$1.log
-	(cd "$suite" && PYTHONPATH=$suite timeout 1800 python3 tests/run_tests.py --dev "$1" -v) \
-		> "$rs_out" 2>&1
+	# unbuffered: the rdma_cm tests fork, and a child would write the
+	# parent's buffered lines again
+	(cd "$suite" && PYTHONPATH=$suite PYTHONUNBUFFERED=1 \
+		timeout 600 python3 tests/run_tests.py --dev "$1" -v) > "$rs_out" 2>&1
 	rs_rc=$?
 	# unittest -v: "name (module.Class.name) ... RESULT", or that name
 	# alone on a line and the first line of its docstring before the
@@ -89,8 +96,10 @@ run_suite() {
 		/^unexpected success$/ { print "bad " name; name = "" }
 	' "$rs_out" > "/tmp/pyverbs-$1.results"
 	rs_ran=$(sed -n 's/^Ran \([0-9]*\) tests\{0,1\} in .*/\1/p' "$rs_out")
+	rs_passed=$(grep -c '^ok ' "/tmp/pyverbs-$1.results")
 	rs_ok=1
-	[ "$rs_rc" = 0 ] && [ -n "$rs_ran" ] && tail -n 3 "$rs_out" | grep -q '^OK' && rs_ok=0
+	[ "$rs_rc" = 0 ] && [ -n "$rs_ran" ] && grep -q '^OK' "$rs_out" &&
+		! grep -q '^FAILED' "$rs_out" && rs_ok=0
 }
 
 # tally DEVICE: "P passed, F failed, S skipped" of run_suite's results
@@ -121,7 +130,8 @@ check() {
 		esac
 	done < "/tmp/pyverbs-$1.results"
 	skips "$1"
-	report $rs_ok "$1 rdma-core tests/ ran to its end (ran ${rs_ran:-no} tests, status $rs_rc)" \
+	[ $rs_ok = 0 ] && [ "$rs_passed" -ge $MIN_PASSED ]
+	report $? "$1 rdma-core tests/ ran to its end, OK, $rs_passed of ${rs_ran:-no} tests passed (at least $MIN_PASSED)" \
 		"$(tail -n 15 "$rs_out")"
 }
 
@@ -132,19 +142,19 @@ for spec in "$@"; do
 	*=*)
 		nd=${spec#*=}
 		made="$made $spec"
-		if ! make_device "$dev" "$nd"; then
-			report 1 "$dev on $nd, port ACTIVE"
-			continue
-		fi
+		make_device "$dev" "$nd"
+		md_rc=$?
 		case $dev in
-		rxe*) ;;
-		*)
-			report 0 "$dev on $nd, port ACTIVE"
-			if [ -e "/sys/class/net/$nd/device" ]; then
-				ls "/sys/class/infiniband/$dev/device/net/" > "$log" 2>&1
-				grep -qx "$nd" "$log"
-				report $? "$dev's sysfs device/net/ holds $nd, the netdev it is bound to"
+		rxe*)
+			if [ $md_rc != 0 ]; then
+				echo "# peer $dev on $nd: not made"
+				sed 's/^/#   /' "$log"
+				continue
 			fi
+			;;
+		*)
+			report $md_rc "$dev on $nd, port ACTIVE"
+			[ $md_rc = 0 ] || continue
 			;;
 		esac
 		;;
@@ -157,13 +167,21 @@ for spec in "$@"; do
 		skips "$dev"
 		;;
 	*)
+		on_nic=
+		[ -z "${nd:-}" ] || [ ! -e "/sys/class/net/$nd/device" ] || on_nic=$nd
+		if [ -n "$on_nic" ]; then
+			ls "/sys/class/infiniband/$dev/device/net/" > "$log" 2>&1
+			grep -qx "$nd" "$log"
+			report $? "$dev's sysfs device/net/ lists $nd, the netdev it is bound to"
+		fi
 		check "$dev"
 		echo "# $dev: $(tally "$dev")"
 		;;
 	esac
+	nd=
 done
 for spec in $made; do
-	rdma link delete "${spec%%=*}" 2> /dev/null
+	timeout 60 rdma link delete "${spec%%=*}" 2> /dev/null
 	case ${spec#*=} in
 	md*) ip link del "${spec#*=}" ;;
 	*) ip addr flush dev "${spec#*=}" && ip link set "${spec#*=}" down ;;
