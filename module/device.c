@@ -28,6 +28,10 @@
 #define KRWQ_FW_VER		((u64)1 << 32)
 #define KRWQ_GUID_BASE		0x0200000000004b52ULL	/* locally administered */
 
+static bool krwq_netdev_parent;
+module_param_named(netdev_parent, krwq_netdev_parent, bool, 0444);
+MODULE_PARM_DESC(netdev_parent, "a netdev-bound device's sysfs parent is the device that carries its netdev, if any; udev then renames one on a PCI NIC by its slot (default false)");
+
 static int krwq_query_device(struct ib_device *ibdev,
 			     struct ib_device_attr *a, struct ib_udata *udata)
 {
@@ -407,13 +411,17 @@ int krwq_dev_add_netdev(const char *name, struct net_device *ndev)
 	strscpy(dev->ibdev.node_desc, "krwq RoCE loopback HCA",
 		sizeof(dev->ibdev.node_desc));
 	/*
-	 * The device that carries @ndev, if any (a NIC's PCI or virtio
-	 * function; none for a dummy, veth or VLAN), is this one's parent
-	 * too, as for an HCA that shares its function with its netdev:
-	 * sysfs then shows @ndev in /sys/class/infiniband/NAME/device/net/,
-	 * where RDMA tools look for a device's netdev.
+	 * Asked for, the device that carries @ndev, if any (a NIC's PCI or
+	 * virtio function; none for a dummy, veth or VLAN), is this one's
+	 * parent too, as for an HCA that shares its function with its
+	 * netdev: sysfs then lists @ndev in
+	 * /sys/class/infiniband/NAME/device/net/, where RDMA tools look for
+	 * a device's netdev.  Not by default: rdma-core's udev rule renames
+	 * a device whose parent is a PCI function after its slot, and the
+	 * name `rdma link add` gave would be gone.
 	 */
-	dev->ibdev.dev.parent = ndev->dev.parent;
+	if (krwq_netdev_parent)
+		dev->ibdev.dev.parent = ndev->dev.parent;
 	ret = krwq_net_attach(dev);
 	if (!ret)
 		ret = ib_device_set_netdev(&dev->ibdev, ndev, 1);

@@ -18,9 +18,10 @@
 #                  way, its tally as a "#" line only (not counted).
 # NETDEV gets 192.0.2.1/28 (.17 for rxe0).  md0 and md1 are made here,
 # dummies; eth0 is `scripts/vm --link none`'s NIC, whose driver is loaded
-# here.  A krwq device on a NETDEV that a device carries (eth0) must show
-# it in its sysfs device/net/ folder: the suite looks for a device's
-# netdev there, and without one skips its rdma_cm tests.
+# here.  A krwq device on a NETDEV that a device carries (eth0; krwq.ko
+# loaded with netdev_parent=1) must show it in its sysfs device/net/
+# folder, where the suite looks for a device's netdev, and the suite's
+# rdma_cm tests must then run and pass there.
 # At the end the devices made here are removed, the dummies deleted and
 # eth0 set down, for the parts that run after this one in the same boot.
 # scripts/pyverbs-root's folder must be in the image: python3 and pyverbs
@@ -135,6 +136,13 @@ check() {
 		"$(tail -n 15 "$rs_out")"
 }
 
+# cm_ran DEVICE: the suite's rdma_cm tests ran on DEVICE, none skipped
+# for want of a netdev, at least one passed
+cm_ran() {
+	! grep -q "^skip .* doesn't have net interface" "/tmp/pyverbs-$1.results" &&
+		grep -q '^ok [^ ]* (tests\.test_rdmacm\.' "/tmp/pyverbs-$1.results"
+}
+
 made=
 for spec in "$@"; do
 	dev=${spec%%=*}
@@ -175,6 +183,10 @@ for spec in "$@"; do
 			report $? "$dev's sysfs device/net/ lists $nd, the netdev it is bound to"
 		fi
 		check "$dev"
+		if [ -n "$on_nic" ]; then
+			cm_ran "$dev"
+			report $? "$dev: the suite's rdma_cm tests ran, and passed"
+		fi
 		echo "# $dev: $(tally "$dev")"
 		;;
 	esac
