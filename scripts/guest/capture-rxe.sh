@@ -10,6 +10,8 @@
 #    exchange: RC SEND packets, one with 3 bytes of pad.
 # Prints the capture base64-encoded between @@pcap-begin@@ and @@pcap-end@@.
 set -u
+# shellcheck source=roce.sh # scripts/vm puts it in /krwq/lib
+. /krwq/lib/roce.sh
 ip netns add peer
 ip link add vrxe type veth peer name vpeer
 ip link set vpeer netns peer
@@ -34,11 +36,7 @@ timeout 6 rping -c -a 2001:db8::2 -C 1 > /dev/null 2>&1
 # the pingpong's exchange: LID:QPN:PSN:GID, NUL-terminated, each way; the
 # fake peer is QP 0x000123, PSN 0x000456, GID ::ffff:198.51.100.2
 printf '0000:000123:000456:00000000000000000000ffffc6336402\0' > /tmp/peer.msg
-gi=$(for f in /sys/class/infiniband/rxe0/ports/1/gids/*; do
-	[ "$(cat "$f")" = 0000:0000:0000:0000:0000:ffff:c633:6401 ] &&
-		[ "$(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/"${f##*/}")" = "RoCE v2" ] &&
-		echo "${f##*/}"
-done | head -n 1)
+gi=$(gid_index rxe0 198.51.100.1)
 ip netns exec peer sh -c 'sleep 8 < /dev/null | cat /tmp/peer.msg - | nc -l -p 18515 > /dev/null' &
 nc_pid=$!
 sleep 1
