@@ -30,7 +30,7 @@
 
 static bool krwq_netdev_parent;
 module_param_named(netdev_parent, krwq_netdev_parent, bool, 0444);
-MODULE_PARM_DESC(netdev_parent, "a netdev-bound device's sysfs parent is the device that carries its netdev, if any; udev then renames one on a PCI NIC by its slot (default false)");
+MODULE_PARM_DESC(netdev_parent, "a netdev-bound device's sysfs parent is the device that carries its netdev, if any; udev then renames one on a PCI NIC as the NIC is named (default false)");
 
 static int krwq_query_device(struct ib_device *ibdev,
 			     struct ib_device_attr *a, struct ib_udata *udata)
@@ -417,8 +417,9 @@ int krwq_dev_add_netdev(const char *name, struct net_device *ndev)
 	 * netdev: sysfs then lists @ndev in
 	 * /sys/class/infiniband/NAME/device/net/, where RDMA tools look for
 	 * a device's netdev.  Not by default: rdma-core's udev rule renames
-	 * a device whose parent is a PCI function after its slot, and the
-	 * name `rdma link add` gave would be gone.
+	 * a device whose parent is a PCI function after the NIC's onboard
+	 * index or PCI location, and the name `rdma link add` gave would be
+	 * gone.
 	 */
 	if (krwq_netdev_parent)
 		dev->ibdev.dev.parent = ndev->dev.parent;
