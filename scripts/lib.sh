@@ -212,6 +212,20 @@ copy_to_root() {
 	fi
 }
 
+# merge_usr ROOT: the /bin, /sbin, /lib and /lib64 that copy_to_root may
+# have made as real folders in ROOT, moved under ROOT/usr (the image's
+# /usr is merged: its /lib and friends are links there)
+merge_usr() {
+	local d
+	for d in bin sbin lib lib64; do
+		if [ -d "$1/$d" ] && [ ! -L "$1/$d" ]; then
+			mkdir -p "$1/usr/$d"
+			cp -a "$1/$d/." "$1/usr/$d/"
+			rm -rf "${1:?}/$d"
+		fi
+	done
+}
+
 # elf_libs FILE...: every shared library (and the loader) ldd names for
 # the dynamic ELF files among FILEs, one a line; dies on a missing one.
 elf_libs() {
