@@ -148,12 +148,6 @@ pair() {
 	return 1
 }
 
-# json_field FILE KEY: a value from perftest's --out_json report, whose
-# lines read "KEY: VALUE,"
-json_field() {
-	sed -n "s/^$2: *\([0-9.eE+-]*\),*\$/\1/p" "$1" | head -n 1
-}
-
 rc_pingpong() {	# SIZE
 	for dev in $devs; do
 		g=$(gid_of "$dev")
@@ -169,7 +163,7 @@ send_lat() {	# SIZE
 		# shellcheck disable=SC2086 # $how is zero, one or two words
 		pair $tmp/lat.log $tmp/out.json \
 			ib_send_lat -d "$dev" $how -s "$1" -n 500 || continue
-		echo "BENCH e2e send_lat_typical_us_$1$sfx $dev $(json_field $tmp/out.json t_typical)"
+		echo "BENCH e2e send_lat_typical_us_$1$sfx $dev $(perftest_json $tmp/out.json t_typical)"
 	done
 }
 
@@ -181,8 +175,8 @@ bw() {
 		# shellcheck disable=SC2086 # $how is zero, one or two words
 		pair $tmp/bw.log $tmp/out.json \
 			"ib_$1_bw" -d "$dev" $how -s "$2" -n "$3" ${4:+--post_list "$4"} || continue
-		echo "BENCH e2e $1_bw_mibs_$2${4:+_pl$4}$sfx $dev $(json_field $tmp/out.json BW_average)"
-		echo "BENCH e2e $1_bw_mmps_$2${4:+_pl$4}$sfx $dev $(json_field $tmp/out.json MsgRate)"
+		echo "BENCH e2e $1_bw_mibs_$2${4:+_pl$4}$sfx $dev $(perftest_json $tmp/out.json BW_average)"
+		echo "BENCH e2e $1_bw_mmps_$2${4:+_pl$4}$sfx $dev $(perftest_json $tmp/out.json MsgRate)"
 	done
 }
 

@@ -11,6 +11,11 @@
 #   stat_of DEV NAME          counter NAME of DEV's port 1 (rdma
 #                             statistic), 0 if it has none
 #   has_stat DEV NAME         DEV's port 1 has a counter NAME
+#   in_ns NS CMD...           CMD in network namespace NS, "-" being the
+#                             initial one
+#   listening_in NS PORT      a TCP socket listens on PORT in NS
+#   perftest_json FILE KEY    a figure from perftest's --out_json report,
+#                             whose lines read "KEY: VALUE,"; empty if none
 
 wait_for() {
 	wf_end=$(($(cut -d. -f1 /proc/uptime) + $1))
@@ -56,4 +61,22 @@ stat_of() {
 	'' | *[!0-9]*) echo 0 ;;
 	*) echo "$so_v" ;;
 	esac
+}
+
+in_ns() {
+	in_ns_n=$1
+	shift
+	if [ "$in_ns_n" = - ]; then
+		"$@"
+	else
+		ip netns exec "$in_ns_n" "$@"
+	fi
+}
+
+listening_in() {
+	in_ns "$1" sh -c ". /krwq/lib/pair.sh; listening $2"
+}
+
+perftest_json() {
+	sed -n "s/^$2: *\([0-9.eE+-]*\),*\$/\1/p" "$1" 2> /dev/null | head -n 1
 }

@@ -60,22 +60,6 @@ tap_detail() {
 	rdma -dd resource show qp 2> /dev/null | grep -E '^link krwq.* type (RC|UC) '
 }
 
-# in_ns NS CMD...: CMD in network namespace NS, "-" being the initial one
-in_ns() {
-	in_ns_n=$1
-	shift
-	if [ "$in_ns_n" = - ]; then
-		"$@"
-	else
-		ip netns exec "$in_ns_n" "$@"
-	fi
-}
-
-# listening_in NS PORT: a TCP socket listens on PORT in NS
-listening_in() {
-	in_ns "$1" sh -c ". /krwq/lib/pair.sh; listening $2"
-}
-
 # pair_log CRC SRC: after the client's output in $log, its errors (last,
 # so that a failure's tail shows them) and exit status CRC, then "---
 # server", the server's output, errors and exit status SRC
