@@ -33,6 +33,12 @@ build/bench/memcpy_bw: bench/memcpy_bw.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -static -o $@ $<
 
+# UDP datagrams as long as RoCEv2's between the wire's two namespaces: the
+# floor of any RoCEv2 stack on that path.
+build/bench/udp_floor: bench/udp_floor.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -static -o $@ $<
+
 # The null system call and a WQE written into a mapped ring: the floors of
 # a verb that enters the kernel and of ABI 2's ibv_post_recv.
 build/bench/floors: bench/floors.c
