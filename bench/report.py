@@ -508,6 +508,60 @@ def ulp_rows(path):
     return rows, [f"{path}: {e}" for e in errors]
 
 
+WIRE = [  # metric, name, unit, better, the floor's metric
+    ("send_bw_mibs_64", "ib_send_bw 64 B", "MiB/s", "higher", "bw_mibs_64"),
+    ("send_bw_mibs_4096", "ib_send_bw 4 KiB", "MiB/s", "higher", "bw_mibs_4096"),
+    ("send_bw_mibs_65536", "ib_send_bw 64 KiB", "MiB/s", "higher", "bw_mibs_65536"),
+    ("send_lat_typical_us_64", "ib_send_lat 64 B, typical", "us", "lower", "lat_us_64"),
+    ("send_lat_ud_typical_us_64", "ib_send_lat -c UD 64 B, typical", "us", "lower", "lat_us_64"),
+    ("write_bw_mibs_4096", "ib_write_bw 4 KiB", "MiB/s", "higher", "bw_mibs_4096"),
+    ("read_bw_mibs_4096", "ib_read_bw 4 KiB", "MiB/s", "higher", "bw_mibs_4096"),
+]
+
+
+def wire_rows(path):
+    """perftest over RoCEv2 from one wire-bench.sh boot: krwq to krwq
+    through a veth against rxe to rxe (goal 2x), krwq to rxe against rxe
+    to rxe, and krwq's local path against krwq through the veth.  Each
+    pair ran twice per test; the figure is the mean of its runs.  The
+    floor of the rows through the veth: udp_floor's datagrams, as long as
+    the test's packets, on the same path with no RDMA stack."""
+    runs, errors = {}, []
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = re.match(r"^BENCH wire (\w+) (kk|kr|rr|kl|udp) ([0-9.eE+-]+)\s*$", line)
+            if m:
+                runs.setdefault((m[1], m[2]), []).append(float(m[3]))
+            elif line.startswith("BENCH-ERROR"):
+                errors.append(line.strip())
+    rows = []
+    floor_name = "UDP datagrams over the kwa-kwb veth (udp_floor)"
+    for metric, name, unit, better, floor_metric in WIRE:
+        v = {p: runs.get((metric, p)) for p in ("kk", "kr", "rr", "kl")}
+        v["udp"] = runs.get((floor_metric, "udp"))
+        mean = {p: sum(r) / len(r) for p, r in v.items() if r}
+        floor = mean.get("udp")
+        note = "; ".join(f"{p}: {', '.join(fmt(x) for x in r)}" for p, r in v.items() if r)
+        if "kk" in mean and "rr" in mean:
+            goal, test = goal_of(better, 2)
+            # the figure the goal asks of krwq, against what the path allows
+            want = mean["rr"] * 2 if better == "higher" else mean["rr"] / 2
+            if floor and (want > floor if better == "higher" else want < floor):
+                note += (f"; the goal asks for {fmt(want)} {unit}, past the path's "
+                         f"floor of {fmt(floor)}")
+            rows.append(row(f"wire: {name}, krwq to krwq over a veth", unit, better,
+                            mean["kk"], "rxe0 to itself (same boot)", mean["rr"], goal, test,
+                            note="runs " + note, floor=floor and floor_name,
+                            floor_value=floor))
+        if "kr" in mean and "rr" in mean:
+            rows.append(row(f"wire: {name}, krwq to rxe over a veth", unit, better,
+                            mean["kr"], "rxe0 to itself (same boot)", mean["rr"]))
+        if "kl" in mean and "kk" in mean:
+            rows.append(row(f"wire: {name}, krwq to itself, no packet", unit, better,
+                            mean["kl"], "krwq to krwq over a veth (same boot)", mean["kk"]))
+    return rows, errors
+
+
 def fmt(v):
     if v is None:
         return "-"
@@ -531,7 +585,7 @@ def goal_advantage(r):
     return x if r["better"] == "higher" else 1 / x
 
 
-SECTIONS = ["host", "kernel", "e2e", "floor", "breakdown", "abi", "ulp"]
+SECTIONS = ["host", "kernel", "e2e", "floor", "breakdown", "abi", "ulp", "wire"]
 
 
 def section_rank(name):
@@ -630,10 +684,11 @@ def plot(rows, host_json, png, workdir):
     depth = [(int(re.search(r"depth (\d+)$", r["name"])[1]), r["krwq"], r["peer_value"])
              for r in rows if r["name"].startswith("host: post+take at depth")]
     # bars for krwq against another implementation (not bytes, not the
-    # interrupts-off section against a copy)
+    # interrupts-off section against a copy, not krwq's local path against
+    # its own wire)
     bars = [(r["name"], advantage(r), goal_advantage(r)) for r in rows
             if advantage(r) and not r["name"].startswith(("host: bytes", "floor:"))
-            and not r["id"].startswith("irqoff")]
+            and not r["id"].startswith("irqoff") and not r["name"].endswith("no packet")]
     # grouped by section, in the order of the table: host, kernel, end to end
     bars.sort(key=lambda b: section_rank(b[0]))
     dfile = os.path.join(workdir, "depth.dat")
@@ -741,6 +796,7 @@ def main():
                     help="LOG[:TAG] console output of guest-bench.sh")
     ap.add_argument("--abi", help="output of scripts/guest/abi-bench.sh")
     ap.add_argument("--ulp", help="console output of scripts/guest/guest-ulp.sh")
+    ap.add_argument("--wire", help="console output of scripts/guest/wire-bench.sh")
     ap.add_argument("--json", required=True)
     ap.add_argument("--md", required=True)
     ap.add_argument("--png")
@@ -769,6 +825,10 @@ def main():
     if a.ulp:
         ulp, errs = ulp_rows(a.ulp)
         rows += ulp
+        errors += errs
+    if a.wire:
+        wire, errs = wire_rows(a.wire)
+        rows += wire
         errors += errs
     with open(a.json, "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=1)
