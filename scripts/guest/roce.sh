@@ -16,6 +16,11 @@
 #   listening_in NS PORT      a TCP socket listens on PORT in NS
 #   perftest_json FILE KEY    a figure from perftest's --out_json report,
 #                             whose lines read "KEY: VALUE,"; empty if none
+#   wire_topology             the wire's namespaces (wire.sh draws them):
+#                             kwa and kwb, veth vrx (here) - vka (kwa) with
+#                             198.18.0.1-2/24 and fd00:18::1-2/64, veth vab
+#                             (kwa) - vba (kwb) with 198.18.1.1-2/24 and
+#                             fd00:19::1-2/64, all up
 
 wait_for() {
 	wf_end=$(($(cut -d. -f1 /proc/uptime) + $1))
@@ -79,4 +84,21 @@ listening_in() {
 
 perftest_json() {
 	sed -n "s/^$2: *\([0-9.eE+-]*\),*\$/\1/p" "$1" 2> /dev/null | head -n 1
+}
+
+wire_topology() {
+	ip netns add kwa && ip netns add kwb &&
+		ip -n kwa link set lo up && ip -n kwb link set lo up &&
+		ip link add vrx type veth peer name vka netns kwa &&
+		ip -n kwa link add vab type veth peer name vba netns kwb &&
+		ip addr add 198.18.0.1/24 dev vrx &&
+		ip addr add fd00:18::1/64 dev vrx nodad &&
+		ip -n kwa addr add 198.18.0.2/24 dev vka &&
+		ip -n kwa addr add fd00:18::2/64 dev vka nodad &&
+		ip -n kwa addr add 198.18.1.1/24 dev vab &&
+		ip -n kwb addr add 198.18.1.2/24 dev vba &&
+		ip -n kwa addr add fd00:19::1/64 dev vab nodad &&
+		ip -n kwb addr add fd00:19::2/64 dev vba nodad &&
+		ip link set vrx up && ip -n kwa link set vka up &&
+		ip -n kwa link set vab up && ip -n kwb link set vba up
 }

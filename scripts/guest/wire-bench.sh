@@ -48,17 +48,7 @@ port=19000
 mkdir -p $tmp
 
 insmod_deps "$dir/krwq.ko" "$@" || { echo "BENCH-ERROR insmod krwq.ko $*"; exit 1; }
-{ modprobe rdma_rxe &&
-	ip netns add kwa && ip netns add kwb &&
-	ip -n kwa link set lo up && ip -n kwb link set lo up &&
-	ip link add vrx type veth peer name vka netns kwa &&
-	ip -n kwa link add vab type veth peer name vba netns kwb &&
-	ip addr add 198.18.0.1/24 dev vrx &&
-	ip -n kwa addr add 198.18.0.2/24 dev vka &&
-	ip -n kwa addr add 198.18.1.1/24 dev vab &&
-	ip -n kwb addr add 198.18.1.2/24 dev vba &&
-	ip link set vrx up && ip -n kwa link set vka up &&
-	ip -n kwa link set vab up && ip -n kwb link set vba up &&
+{ modprobe rdma_rxe && wire_topology &&
 	rdma link add rxe0 type rxe netdev vrx &&
 	ip netns exec kwa rdma link add krwqw0 type krwq netdev vka &&
 	ip netns exec kwa rdma link add krwqw1 type krwq netdev vab &&

@@ -10,7 +10,7 @@
 #   rxe0 on vrx  <--veth-->  krwqw0 on vka
 #   198.18.0.1, fd00:18::1   198.18.0.2, fd00:18::2
 #                            krwqw1 on vab  <--veth-->  krwqw2 on vba
-#                            198.18.1.1                 198.18.1.2
+#                            198.18.1.1, fd00:19::1     198.18.1.2, fd00:19::2
 #
 #  - each CPU takes the packets a veth hands it: rxe's RC streams reach
 #    krwq's responder reordered, and its PSN sequence NAKs have rxe
@@ -90,18 +90,9 @@ pingpong_pair() {
 		report 1 "$1" "no GID for $4 on $3 or for $7 on $6"
 		return
 	fi
-	in_ns "$2" timeout 120 "ibv_${pp_t}_pingpong" -d "$3" -g "$sg" -p $port \
-		-n "$pp_iters" -s $pp_size -c > /tmp/server.log 2> /tmp/server.err &
-	up_s=$!
-	wait_for 60 listening_in "$2" $port
-	in_ns "$5" timeout 60 "ibv_${pp_t}_pingpong" -d "$6" -g "$cg" -p $port \
-		-n "$pp_iters" -s $pp_size -c "${8:-$4}" > $log 2> /tmp/client.err
-	up_c=$?
-	wait $up_s
-	up_sc=$?
-	pair_log $up_c $up_sc
-	[ $up_c = 0 ] && [ $up_sc = 0 ] && grep -q 'iters in' $log
-	report $? "$1"
+	ns_pair "$1" "$2" "$5" "listening_in $2 $port" 'iters in' \
+		"ibv_${pp_t}_pingpong -d $3 -g $sg -p $port -n $pp_iters -s $pp_size -c" \
+		"ibv_${pp_t}_pingpong -d $6 -g $cg -p $port -n $pp_iters -s $pp_size -c ${8:-$4}"
 }
 
 # perf_pair NAME "TEST ARGS" SNS SDEV SADDR CNS CDEV CADDR: perftest's
@@ -144,50 +135,47 @@ perf_pair() {
 # checked by the client (-V), the server bound to SADDR in SNS
 rping_pair() {
 	port=$((port + 1))
-	in_ns "$2" timeout 120 rping -s -a "$3" -p $port -C "$rp_iters" -S 4096 -V \
-		> /tmp/server.log 2> /tmp/server.err &
-	rp_s=$!
-	sleep 3		# rping has no TCP port to wait for
-	in_ns "$4" timeout 90 rping -c -a "$3" -p $port -C "$rp_iters" -S 4096 -V \
-		> $log 2> /tmp/client.err
-	# the server ends with the client's disconnect
-	rp_c=$?
-	wait $rp_s
-	rp_sc=$?
-	pair_log $rp_c $rp_sc
-	[ $rp_c = 0 ] && [ $rp_sc = 0 ]
-	report $? "$1"
+	ns_pair "$1" "$2" "$4" "cm_listening $2 $port" '' \
+		"rping -s -a $3 -p $port -C $rp_iters -S 4096 -V" \
+		"rping -c -a $3 -p $port -C $rp_iters -S 4096 -V"
 }
 
 # udaddy_pair NAME SNS SADDR CNS: rdma_cm's UD example, the server bound to
-# SADDR in SNS, the client in CNS
+# SADDR in SNS (on udaddy's fixed port, 7174), the client in CNS
 udaddy_pair() {
-	in_ns "$2" timeout 120 udaddy -b "$3" -C 20 > /tmp/server.log 2> /tmp/server.err &
-	ua_s=$!
-	sleep 3
-	in_ns "$4" timeout 60 udaddy -s "$3" -C 20 > $log 2> /tmp/client.err
-	ua_c=$?
-	wait $ua_s
-	ua_sc=$?
-	pair_log $ua_c $ua_sc
-	[ $ua_c = 0 ] && [ $ua_sc = 0 ] && grep -q 'data transfers complete' $log
+	ns_pair "$1" "$2" "$4" "cm_listening $2 7174" 'data transfers complete' \
+		"udaddy -b $3 -C 20" "udaddy -s $3 -C 20"
+}
+
+# cm_listening NS PORT: an rdma_cm ID listens on PORT (the RDMA core's
+# namespace mode is shared: the listing shows every namespace's)
+cm_listening() {
+	rdma resource show cm_id 2> /dev/null | grep ' state LISTEN ' |
+		grep -q " src-addr [^ ]*:$2 "
+}
+
+# ns_pair NAME SNS CNS READY REGEX "SERVER" "CLIENT": SERVER (words) in
+# network namespace SNS, then, once READY (words: a command) succeeds or
+# a minute has passed, CLIENT (words) in CNS; both must exit 0 and the
+# client's output match REGEX (extended; empty: anything)
+ns_pair() {
+	# shellcheck disable=SC2086 # SERVER is words
+	in_ns "$2" timeout 120 $6 > /tmp/server.log 2> /tmp/server.err &
+	np_s=$!
+	# shellcheck disable=SC2086 # READY is words
+	wait_for 60 $4
+	# shellcheck disable=SC2086 # CLIENT is words
+	in_ns "$3" timeout 90 $7 > $log 2> /tmp/client.err
+	np_c=$?
+	wait $np_s
+	np_sc=$?
+	pair_log $np_c $np_sc
+	[ $np_c = 0 ] && [ $np_sc = 0 ] && { [ -z "$5" ] || grep -Eq "$5" $log; }
 	report $? "$1"
 }
 
 # --- the namespaces, rxe0 and the krwq devices
-{ modprobe rdma_rxe &&
-	ip netns add kwa && ip netns add kwb &&
-	ip -n kwa link set lo up && ip -n kwb link set lo up &&
-	ip link add vrx type veth peer name vka netns kwa &&
-	ip -n kwa link add vab type veth peer name vba netns kwb &&
-	ip addr add 198.18.0.1/24 dev vrx &&
-	ip addr add fd00:18::1/64 dev vrx nodad &&
-	ip -n kwa addr add 198.18.0.2/24 dev vka &&
-	ip -n kwa addr add fd00:18::2/64 dev vka nodad &&
-	ip -n kwa addr add 198.18.1.1/24 dev vab &&
-	ip -n kwb addr add 198.18.1.2/24 dev vba &&
-	ip link set vrx up && ip -n kwa link set vka up &&
-	ip -n kwa link set vab up && ip -n kwb link set vba up &&
+{ modprobe rdma_rxe && wire_topology &&
 	rdma link add rxe0 type rxe netdev vrx; } > $log 2>&1
 report $? "namespaces kwa and kwb, veth pairs, rxe0 on vrx"
 
