@@ -96,9 +96,12 @@
 /*
  * Responder resources (max_dest_rd_atomic): READs and atomics a QP takes
  * in flight from its peer; an RC responder on the wire keeps as many
- * atomic results for requesters that ask again.
+ * atomic results for requesters that ask again.  rxe's figure: the active
+ * side of an rdma_cm connection takes the passive side's initiator depth
+ * as its responder resources, and perftest and others on rxe ask for
+ * rxe's whole 128.
  */
-#define KRWQ_MAX_RD_ATOM	16
+#define KRWQ_MAX_RD_ATOM	128
 /*
  * Initiator depth (max_rd_atomic): what a QP may ask of its peer.  rxe's
  * figure, since perftest sets one side's max_rd_atomic to what the other
@@ -298,9 +301,9 @@ enum krwq_wire_msg {
  * @msn: RC: the messages done, for the AETH of each answer.
  * @nak_sent: RC: a PSN sequence error NAK went out for @epsn; no other
  *            until a packet with @epsn comes.
- * @atomics: RC: the last atomics' results, by PSN, for a requester that
- *           asks again (its answer lost): it gets the same result, not a
- *           second operation.
+ * @atomics: RC: the last KRWQ_MAX_RD_ATOM atomics' results, by PSN, for
+ *           a requester that asks again (its answer lost): it gets the
+ *           same result, not a second operation.  NULL on other QPs.
  * @atomic_next: the slot of @atomics written next.
  * @inv_wait: RC: a SEND_WITH_INV is placed whole, but its region was
  *            still in a copy; the QP's inv_work (or the requester's
@@ -326,13 +329,23 @@ struct krwq_wire_rx {
 		bool se, ack_req;
 		u32 psn, rkey;
 	} inv;
-	struct {
-		u32 psn;
-		bool valid;
-		u64 orig;
-	} atomics[KRWQ_MAX_RD_ATOM];
+	struct krwq_wire_atomic *atomics;
 	u8 atomic_next;
 };
+
+/*
+ * One atomic's result an RC responder on the wire keeps, by PSN; each RC
+ * QP has KRWQ_MAX_RD_ATOM of them (krwq_wire_rx.atomics), allocated on
+ * their own so that other QPs do not pay for them.
+ */
+struct krwq_wire_atomic {
+	u32 psn;
+	bool valid;
+	u64 orig;
+};
+
+static_assert(KRWQ_MAX_RD_ATOM - 1 <= U8_MAX,
+	      "krwq_wire_rx.atomic_next indexes every slot of atomics");
 
 /* What an RC requester on the wire waits for (struct krwq_wire_req). */
 enum krwq_wire_await {

@@ -256,6 +256,15 @@ int krwq_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		ret = -ENOMEM;
 		goto err_count;
 	}
+	if (init->qp_type == IB_QPT_RC) {
+		qp->wire_rx.atomics = kcalloc(KRWQ_MAX_RD_ATOM,
+					      sizeof(*qp->wire_rx.atomics),
+					      GFP_KERNEL_ACCOUNT);
+		if (!qp->wire_rx.atomics) {
+			ret = -ENOMEM;
+			goto err_sq;
+		}
+	}
 
 	if (init->srq) {
 		u64 no_ring = 0;
@@ -308,6 +317,7 @@ err_rq:
 	krwq_mmap_remove(qp->rq_mmap);
 	krwq_rq_free(&qp->rq);
 err_sq:
+	kfree(qp->wire_rx.atomics);
 	kvfree(qp->sq);
 err_count:
 	atomic_dec(&dev->n_qp);
@@ -677,6 +687,7 @@ int krwq_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 
 	krwq_mmap_remove(qp->rq_mmap);	/* a mapping keeps its pages */
 	krwq_rq_free(&qp->rq);
+	kfree(qp->wire_rx.atomics);
 	kvfree(qp->sq);
 	atomic_dec(&dev->n_qp);
 	return 0;

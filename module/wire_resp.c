@@ -447,7 +447,8 @@ void krwq_resp_wire_reset(struct krwq_qp *qp)
 	rx->msn = 0;
 	rx->nak_sent = false;
 	rx->inv_wait = false;
-	memset(rx->atomics, 0, sizeof(rx->atomics));
+	if (rx->atomics)
+		memset(rx->atomics, 0, KRWQ_MAX_RD_ATOM * sizeof(*rx->atomics));
 }
 
 /* --- RC from the wire ------------------------------------------------------ */
@@ -903,7 +904,7 @@ static void krwq_wire_rc_atomic(struct krwq_qp *dqp,
 	rx->atomics[rx->atomic_next].psn = pkt->psn;
 	rx->atomics[rx->atomic_next].orig = orig;
 	rx->atomics[rx->atomic_next].valid = true;
-	rx->atomic_next = (rx->atomic_next + 1) % ARRAY_SIZE(rx->atomics);
+	rx->atomic_next = (rx->atomic_next + 1) % KRWQ_MAX_RD_ATOM;
 	rx->epsn = krwq_psn_add(pkt->psn, 1);
 	rx->msn = krwq_psn_add(rx->msn, 1);
 	krwq_wire_atomic_ack(dqp, pkt->psn, orig, out);
@@ -927,10 +928,20 @@ static bool krwq_wire_rc_duplicate(struct krwq_qp *dqp,
 	if (op == IB_OPCODE_RDMA_READ_REQUEST)
 		return krwq_wire_rc_read(dqp, pkt, false, out, job);
 	if (op == IB_OPCODE_COMPARE_SWAP || op == IB_OPCODE_FETCH_ADD) {
-		for (i = 0; i < ARRAY_SIZE(rx->atomics); i++)
-			if (rx->atomics[i].valid && rx->atomics[i].psn == pkt->psn)
-				krwq_wire_atomic_ack(dqp, pkt->psn,
-						     rx->atomics[i].orig, out);
+		/*
+		 * newest first: a PSN 2^24 back may still be in a slot, and
+		 * the newest result with that PSN is the one asked for
+		 */
+		for (i = 1; i <= KRWQ_MAX_RD_ATOM; i++) {
+			const struct krwq_wire_atomic *a =
+				&rx->atomics[(rx->atomic_next + KRWQ_MAX_RD_ATOM - i) %
+					     KRWQ_MAX_RD_ATOM];
+
+			if (a->valid && a->psn == pkt->psn) {
+				krwq_wire_atomic_ack(dqp, pkt->psn, a->orig, out);
+				break;
+			}
+		}
 		return false;
 	}
 	if (pkt->ack_req)
