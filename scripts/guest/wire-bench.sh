@@ -24,7 +24,8 @@
 # The tests: ib_send_bw at 64 B, 4 KiB and 64 KiB, ib_send_lat at 64 B
 # (RC, then UD), ib_write_bw and ib_read_bw at 4 KiB; the pairs alternate
 # per test, in the order kk rr kr kl, then again reversed, so that a
-# drift of the host's load favours none.  The path MTU is the veths' (1500: 1024).
+# drift of the host's load favours none.  The path MTU is the veths'
+# (1500: 1024).
 # The floor: udp_floor between kwa and kwb, the kk pair's path, with no
 # RDMA stack (its latency, then a stream of each size), before the tests
 # and after them.
