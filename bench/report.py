@@ -191,11 +191,16 @@ GOALS = {"rxe0": 3, "siw0": 2}
 GOALS_PL64 = {"rxe0": 10, "siw0": 5}
 
 
+def goal_bound(better, times_better):
+    """The ratio krwq / peer that makes krwq times_better than its peer."""
+    return times_better if better == "higher" else round(1 / times_better, 3)
+
+
 def goal_of(better, times_better):
     """The goal text and test that krwq is times_better than its peer."""
+    bound = goal_bound(better, times_better)
     if better == "higher":
-        return f"ratio >= {times_better:g}", lambda r: r >= times_better
-    bound = round(1 / times_better, 3)
+        return f"ratio >= {bound:g}", lambda r: r >= bound
     return f"ratio <= {bound:g}", lambda r: r <= bound
 
 
@@ -545,7 +550,7 @@ def wire_rows(path):
         if "kk" in mean and "rr" in mean:
             goal, test = goal_of(better, 2)
             # the figure the goal asks of krwq, against what the path allows
-            want = mean["rr"] * 2 if better == "higher" else mean["rr"] / 2
+            want = mean["rr"] * goal_bound(better, 2)
             if floor and (want > floor if better == "higher" else want < floor):
                 note += (f"; the goal asks for {fmt(want)} {unit}, past the path's "
                          f"floor of {fmt(floor)}")
