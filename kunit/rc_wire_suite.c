@@ -4,9 +4,9 @@
  * (module krwq_kunit_rc): an RC QP on the wire whose peer the test plays,
  * so that a packet comes exactly where a case puts it.  The QP is
  * connected to a peer address where no QP answers.
- *  - krwq_rc_req: its requester (module/wire_req.c, module/req.c) sends
- *    a SEND, and takes the answers the test makes by hand
- *    (krwq_wire_answer());
+ *  - krwq_rc_req: its requester (module/req.c, module/wire_req.c) sends
+ *    a SEND, and its completer (module/comp.c) takes the answers the
+ *    test makes by hand (krwq_wire_answer());
  *  - krwq_rc_resp: its responder (module/wire_resp.c) takes requests the
  *    test makes by hand (krwq_resp_wire_rc()): duplicates and packets out
  *    of sequence.  Its answers go to the peer address and vanish; the

@@ -356,7 +356,7 @@ enum krwq_wire_await {
 
 /**
  * struct krwq_wire_req - an RC requester's state on the wire (wire_req.c
- * builds the packets, req.c takes the answers), under the QP's s_lock.
+ * builds the packets, comp.c takes the answers), under the QP's s_lock.
  * One message is in flight at a time: the WQE at sq_tail goes out whole,
  * and the next goes once it is answered.
  * @first_psn: the first PSN of the WQE at sq_tail; it is resent from it.

@@ -22,6 +22,7 @@
 #include "recv.h"
 #include "resp.h"
 #include "req.h"
+#include "sq.h"
 #include "trace.h"
 #include "uflush.h"
 

@@ -97,7 +97,7 @@ void krwq_rq_flushed(void *ctx, unsigned long long wr_id)
  * the receive queue in posting order, or, on an SRQ, report the last WQE.
  * @qp: the QP, in ERR; the caller holds qp->r_lock.
  *
- * Called by krwq_qp_error_locked() (req.c), or by the last delivery that
+ * Called by krwq_qp_error_locked() (sq.c), or by the last delivery that
  * was part done when the QP went to ERR (krwq_run_dest_done()).
  */
 void krwq_qp_recv_flush_locked(struct krwq_qp *qp)

@@ -2,7 +2,7 @@
 /*
  * recv.h - a destination QP's receive side (recv.c), for the two
  * deliveries into it, the host's (resp.c) and the wire's (wire_resp.c),
- * and its flush, for qp.c and req.c.
+ * and its flush, for qp.c and sq.c.
  */
 #ifndef KRWQ_RECV_H
 #define KRWQ_RECV_H

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * req.c - the send queue: the requester side of loopback delivery.
+ * req.c - the requester: post_send, and the runs of the send queue that
+ * execute its WQEs, through the fabric or onto the wire, with their
+ * retries.  What ends a WQE (its completion, the flush, the move to ERR)
+ * is sq.c's; the wire's answers to an RC send are the completer's
+ * (comp.c).
  *
  * Sends are delivered in the context that posts them: post_send queues
  * the WRs and runs the send queue under the sender's s_lock until it is
@@ -22,24 +26,15 @@
  * would end a connection whose peer is merely still connecting, or still
  * tearing down, where an HCA or rxe would have retried first.
  */
-#include <kunit/visibility.h>
 #include <linux/jiffies.h>
 
 #include "krwq.h"
-#include "krwq_core.h"
-#include "recv.h"
 #include "resp.h"
 #include "req.h"
+#include "sq.h"
 #include "tx.h"
 #include "wire.h"
 #include "trace.h"
-
-/* IB's RNR NAK timer field in microseconds (encoding 0 is the longest). */
-static const u32 krwq_rnr_usecs[32] = {
-	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
-	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
-	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
-};
 
 /*
  * How much one run of the send queue may do before the rest is handed to
@@ -47,37 +42,6 @@ static const u32 krwq_rnr_usecs[32] = {
  */
 #define KRWQ_SQ_BUDGET_WRS	64
 #define KRWQ_SQ_BUDGET_BYTES	SZ_1M
-
-static struct krwq_swqe *krwq_sq_entry(struct krwq_qp *qp, u32 idx)
-{
-	return (void *)qp->sq + (size_t)idx * qp->sq_stride;
-}
-
-static u32 krwq_sq_next(struct krwq_qp *qp, u32 idx)
-{
-	return idx + 1 == qp->sq_slots ? 0 : idx + 1;
-}
-
-static enum ib_wc_opcode krwq_wc_opcode(enum ib_wr_opcode op)
-{
-	switch (op) {
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-		return IB_WC_RDMA_WRITE;
-	case IB_WR_RDMA_READ:
-		return IB_WC_RDMA_READ;
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-		return IB_WC_COMP_SWAP;
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		return IB_WC_FETCH_ADD;
-	case IB_WR_REG_MR:
-		return IB_WC_REG_MR;
-	case IB_WR_LOCAL_INV:
-		return IB_WC_LOCAL_INV;
-	default:
-		return IB_WC_SEND;
-	}
-}
 
 /* Executed on the send queue without reaching a peer. */
 static bool krwq_is_local(enum ib_wr_opcode op)
@@ -280,102 +244,6 @@ static int krwq_sq_fill(struct krwq_qp *qp, const struct ib_send_wr *wr,
 	return 0;
 }
 
-/*
- * Completes the WQE just executed (sq_tail has moved past it), if it is
- * signaled or failed.  A completion frees the send queue slots of every
- * WQE up to it: an unsignaled WQE holds its slot until then (IB 10.8.3.1).
- */
-static void krwq_complete_send(struct krwq_qp *qp, struct krwq_swqe *w,
-			       enum ib_wc_status status)
-{
-	struct ib_wc wc = {
-		.wr_id = w->wr_id,
-		.status = status,
-		.opcode = krwq_wc_opcode(w->opcode),
-		.byte_len = krwq_is_rd_atomic(w->opcode) ? w->length : 0,
-		.qp = &qp->ibqp,
-	};
-
-	if (status == IB_WC_SUCCESS && !qp->sq_sig_all &&
-	    !(w->send_flags & IB_SEND_SIGNALED))
-		return;
-	qp->sq_free = qp->sq_tail;
-	if (!krwq_cq_enter(krwq_send_cq(qp), &wc, false))
-		krwq_qp_error_locked(qp);
-}
-
-/**
- * krwq_sq_flush_locked() - complete every queued send WR as flushed.
- * @qp: the QP, in ERR; the caller holds qp->s_lock.
- *
- * While a run of the send queue is under way (it may be executing the WQE
- * at sq_tail with interrupts let in), the flush is left to its end.  While
- * a delivery into @qp is part done (r_busy), the WRs posted since the move
- * to ERR (from sq_err_head on) are left to the end of that delivery
- * (krwq_run_dest_done() queues send_work): a drain's marker WR is one of
- * them, and nothing the delivery completes may follow it.  The WRs queued
- * before the move are flushed at once, which leaves the marker room.
- */
-static void krwq_sq_flush_locked(struct krwq_qp *qp)
-{
-	struct ib_wc wc = { .status = IB_WC_WR_FLUSH_ERR, .qp = &qp->ibqp };
-	u32 end;
-	bool busy;
-
-	lockdep_assert_held(&qp->s_lock);
-	if (qp->sq_running)
-		return;
-	spin_lock(&qp->r_lock);
-	busy = qp->r_busy;
-	qp->sq_flush_deferred = busy;
-	spin_unlock(&qp->r_lock);
-	end = busy ? qp->sq_err_head : qp->sq_head;
-	qp->sq_waiting = false;
-	krwq_wire_req_idle(&qp->wire_req);
-	qp->rnr_tries = 0;
-	qp->ack_tries = 0;
-	qp->sq_inv_counted = false;
-	for (; qp->sq_tail != end;
-	     qp->sq_tail = krwq_sq_next(qp, qp->sq_tail)) {
-		struct krwq_swqe *w = krwq_sq_entry(qp, qp->sq_tail);
-
-		wc.wr_id = w->wr_id;
-		wc.opcode = krwq_wc_opcode(w->opcode);
-		krwq_cq_enter(krwq_send_cq(qp), &wc, false);
-	}
-	qp->sq_free = qp->sq_tail;	/* every flushed slot is free again */
-}
-
-/**
- * krwq_qp_error_locked() - move a QP to ERR: flush its send queue, then
- * its receive queue in posting order (or report the last WQE for a QP on
- * an SRQ); a receive part done first completes, then the receive flush,
- * then the send WRs posted in ERR meanwhile (krwq_sq_flush_locked()).
- * @qp: the QP; the caller holds qp->s_lock.
- */
-void krwq_qp_error_locked(struct krwq_qp *qp)
-{
-	lockdep_assert_held(&qp->s_lock);
-	if (qp->state == IB_QPS_ERR)
-		return;
-	qp->sq_err_head = qp->sq_head;
-	krwq_sq_flush_locked(qp);
-	/* a receive being delivered finishes first: r_lock */
-	spin_lock(&qp->r_lock);
-	WRITE_ONCE(qp->state, IB_QPS_ERR);
-	/* one part done, with interrupts let in, completes before the flush */
-	if (qp->r_busy)
-		qp->r_flush_deferred = true;
-	else
-		krwq_qp_recv_flush_locked(qp);
-	if (qp->rq_mmap) {
-		qp->uflush_ms = KRWQ_UFLUSH_MS;
-		queue_delayed_work(system_unbound_wq, &qp->uflush_work,
-				   msecs_to_jiffies(KRWQ_UFLUSH_MS));
-	}
-	spin_unlock(&qp->r_lock);
-}
-
 /* --- local operations ------------------------------------------------- */
 
 /*
@@ -407,11 +275,6 @@ static void krwq_exec_local(struct krwq_qp *qp, struct krwq_swqe *w,
 
 /* --- running the send queue -------------------------------------------- */
 
-/*
- * The local ACK timeout IB encodes in @timeout: 4.096 us * 2^timeout.  Zero
- * is IB's "no timeout": the requester never gives up, and krwq then tries
- * again every 67 ms (the period of timeout 14, the usual setting).
- */
 /*
  * A UD send WQE: into a QP of a krwq device through the fabric, or, to an
  * address none here holds, onto the wire (net.c).
@@ -485,14 +348,6 @@ static void krwq_send_connected(struct krwq_qp *qp, struct krwq_swqe *w,
 	krwq_exec_connected(qp, w, o);
 }
 
-static unsigned long krwq_ack_timeout_jiffies(u8 timeout)
-{
-	u64 ns = 4096ULL << (timeout ? timeout : 14);
-
-	/* rounded up, plus the tick a timer may fire early within */
-	return nsecs_to_jiffies64(ns + TICK_NSEC - 1) + 1;
-}
-
 /*
  * The WQE at sq_tail got an RNR NAK or no answer: arm sq_timer to try it
  * again, counting the try against rnr_retry or retry_cnt.  Return: false
@@ -511,7 +366,7 @@ static bool krwq_sq_retry_later(struct krwq_qp *qp,
 			qp->rnr_tries++;
 		}
 		krwq_count(qp->dev, KRWQ_STAT_RNR_RETRIES, 1);
-		delay = usecs_to_jiffies(krwq_rnr_usecs[o->min_rnr_timer]);
+		delay = krwq_rnr_jiffies(o->min_rnr_timer);
 	} else {
 		if (qp->attr.timeout) {
 			if (qp->ack_tries >= qp->attr.retry_cnt)
@@ -524,18 +379,6 @@ static bool krwq_sq_retry_later(struct krwq_qp *qp,
 	qp->sq_waiting = true;
 	mod_timer(&qp->sq_timer, jiffies + delay);
 	return true;
-}
-
-/*
- * The WQE at sq_tail went on the wire: the send queue waits for its
- * answer (krwq_wire_answer()), or an RNR wait, until sq_timer.
- */
-static void krwq_wire_wait(struct krwq_qp *qp, enum krwq_wire_await what,
-			   unsigned long delay)
-{
-	qp->wire_req.await = what;
-	qp->sq_waiting = true;
-	mod_timer(&qp->sq_timer, jiffies + delay);
 }
 
 /**
@@ -615,8 +458,8 @@ static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags,
 		}
 		trace_krwq_deliver(qp, w, o.status, o.rnr, o.no_ack);
 		if (o.awaits) {
-			krwq_wire_wait(qp, KRWQ_WIRE_AWAIT_ANSWER,
-				       krwq_ack_timeout_jiffies(qp->attr.timeout));
+			krwq_sq_wait(qp, KRWQ_WIRE_AWAIT_ANSWER,
+				     krwq_ack_timeout_jiffies(qp->attr.timeout));
 			break;
 		}
 		if ((o.rnr || o.no_ack) && krwq_sq_retry_later(qp, &o))
@@ -629,7 +472,7 @@ static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags,
 		qp->ack_tries = 0;
 		qp->sq_inv_counted = false;
 		qp->sq_tail = krwq_sq_next(qp, qp->sq_tail);
-		krwq_complete_send(qp, w, o.status);
+		krwq_sq_complete(qp, w, o.status);
 		if (o.status != IB_WC_SUCCESS)
 			krwq_qp_error_locked(qp);
 	}
@@ -670,274 +513,6 @@ void krwq_sq_timer(struct timer_list *t)
 	}
 	spin_unlock_irqrestore(&qp->s_lock, flags);
 }
-
-/* --- answers from the wire to an RC requester ---------------------------- */
-
-/*
- * The WQE at sq_tail is answered: it completes with @status (and the QP
- * goes to ERR if that is an error), and the send queue goes on.
- */
-static void krwq_wire_done(struct krwq_qp *qp, struct krwq_swqe *w,
-			   enum ib_wc_status status)
-{
-	struct krwq_wire_req *req = &qp->wire_req;
-
-	krwq_wire_req_idle(req);
-	req->first_psn = krwq_psn_add(req->last_psn, 1);
-	qp->sq_waiting = false;
-	del_timer(&qp->sq_timer);
-	qp->ack_tries = 0;
-	qp->rnr_tries = 0;
-	qp->sq_tail = krwq_sq_next(qp, qp->sq_tail);
-	krwq_complete_send(qp, w, status);
-	if (status != IB_WC_SUCCESS)
-		krwq_qp_error_locked(qp);
-	else if (qp->sq_tail != qp->sq_head)
-		queue_work(krwq_wq, &qp->send_work);
-}
-
-/*
- * @len bytes into the local buffers of @w (a READ's or an atomic's),
- * @off bytes in.  Return: 0, or a negative errno when they do not check
- * out (a region gone, or too short).
- */
-static int krwq_wire_local_write(struct krwq_qp *qp, struct krwq_swqe *w,
-				 u32 off, const void *buf, u32 len)
-{
-	struct krwq_sge_cursor dst;
-	int ret;
-
-	if (!krwq_src_get(qp, w, IB_ACCESS_LOCAL_WRITE))
-		return -EFAULT;
-	krwq_src_cursor(qp, w, &dst);
-	ret = krwq_write(&dst, NULL, off);
-	if (!ret)
-		ret = krwq_write(&dst, buf, len);
-	krwq_src_put(qp, w);
-	return ret;
-}
-
-/*
- * An RNR NAK: wait the time it names and send the WQE again, counted
- * against rnr_retry (7: for ever).  Return: true when those are used up:
- * the WQE fails with *@status.
- */
-static bool krwq_wire_rnr_nak(struct krwq_qp *qp,
-			      const struct krwq_wire_pkt *pkt,
-			      enum ib_wc_status *status)
-{
-	if (qp->attr.rnr_retry != 7) {
-		if (qp->rnr_tries >= qp->attr.rnr_retry) {
-			*status = IB_WC_RNR_RETRY_EXC_ERR;
-			return true;
-		}
-		qp->rnr_tries++;
-	}
-	krwq_count(qp->dev, KRWQ_STAT_RNR_RETRIES, 1);
-	krwq_wire_wait(qp, KRWQ_WIRE_AWAIT_RNR,
-		       usecs_to_jiffies(krwq_rnr_usecs[pkt->syndrome &
-						       KRWQ_AETH_VALUE_MASK]));
-	return false;
-}
-
-/*
- * A NAK.  A PSN sequence error: the responder missed packets of the WQE,
- * which goes again now from the PSN the NAK names, counted as a try.  Return: true when the WQE
- * fails with *@status (the responder's error).
- */
-static bool krwq_wire_nak(struct krwq_qp *qp, const struct krwq_wire_pkt *pkt,
-			  enum ib_wc_status *status)
-{
-	switch (pkt->syndrome & KRWQ_AETH_VALUE_MASK) {
-	case KRWQ_NAK_PSN_SEQ_ERR:
-		qp->wire_req.resume_psn = pkt->psn;
-		qp->wire_req.resume =
-			krwq_psn_diff(pkt->psn, qp->wire_req.first_psn) >= 0 &&
-			krwq_psn_diff(pkt->psn, qp->wire_req.last_psn) <= 0;
-		qp->wire_req.timed_out = true;
-		qp->wire_req.await = KRWQ_WIRE_AWAIT_NONE;
-		qp->sq_waiting = false;
-		del_timer(&qp->sq_timer);
-		queue_work(krwq_wq, &qp->send_work);
-		return false;
-	case KRWQ_NAK_INVALID_REQ:
-		*status = IB_WC_REM_INV_REQ_ERR;
-		return true;
-	case KRWQ_NAK_REM_ACCESS:
-		*status = IB_WC_REM_ACCESS_ERR;
-		return true;
-	default:
-		*status = IB_WC_REM_OP_ERR;
-		return true;
-	}
-}
-
-/*
- * An RDMA READ response.  The one with the PSN expected next: its payload
- * lands after what came before, and the last completes the READ; the
- * local ACK timer starts again with each, so a long READ is not sent
- * again while its responses come.  One past it: the rest of the READ is
- * asked for again (krwq_wire_read_rest()), once until the expected one
- * comes.  Return: true when the READ is done, with *@status.
- */
-static bool krwq_wire_read_resp(struct krwq_qp *qp, struct krwq_swqe *w,
-				const struct krwq_wire_pkt *pkt,
-				const void *payload, enum ib_wc_status *status,
-				struct sk_buff_head *out)
-{
-	struct krwq_wire_req *req = &qp->wire_req;
-	u8 op = pkt->opcode;
-	bool last = op == IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST ||
-		    op == IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY;
-
-	if (w->opcode != IB_WR_RDMA_READ)
-		return false;
-	if (krwq_psn_diff(pkt->psn, req->next_resp) > 0 &&
-	    krwq_psn_diff(pkt->psn, req->last_psn) <= 0 && !req->read_gap) {
-		req->read_gap = true;
-		krwq_wire_read_rest(qp, w, out);
-	}
-	if (pkt->psn != req->next_resp)
-		return false;	/* late, or a duplicate */
-	req->read_gap = false;
-	if ((u64)req->read_off + pkt->payload_len > w->length) {
-		*status = IB_WC_BAD_RESP_ERR;
-		return true;
-	}
-	if (krwq_wire_local_write(qp, w, req->read_off, payload,
-				  pkt->payload_len)) {
-		*status = IB_WC_LOC_PROT_ERR;
-		return true;
-	}
-	req->read_off += pkt->payload_len;
-	req->next_resp = krwq_psn_add(req->next_resp, 1);
-	if (last) {
-		*status = req->read_off == w->length ? IB_WC_SUCCESS :
-						       IB_WC_BAD_RESP_ERR;
-		return true;
-	}
-	mod_timer(&qp->sq_timer,
-		  jiffies + krwq_ack_timeout_jiffies(qp->attr.timeout));
-	return false;
-}
-
-/*
- * What an answer does to the WQE at sq_tail.  Return: true when it
- * completes, with *@status.
- */
-static bool krwq_wire_take_answer(struct krwq_qp *qp, struct krwq_swqe *w,
-				  const struct krwq_wire_pkt *pkt,
-				  const void *payload,
-				  enum ib_wc_status *status,
-				  struct sk_buff_head *out)
-{
-	struct krwq_wire_req *req = &qp->wire_req;
-	u8 type = pkt->syndrome & KRWQ_AETH_TYPE_MASK;
-
-	/* an answer to an earlier PSN than the WQE's is a stale one */
-	if (krwq_psn_diff(pkt->psn, req->first_psn) < 0)
-		return false;
-	if (krwq_wire_headers(pkt->opcode) & KRWQ_HDR_AETH) {
-		if (type == KRWQ_AETH_RNR_NAK)
-			return krwq_wire_rnr_nak(qp, pkt, status);
-		if (type == KRWQ_AETH_NAK)
-			return krwq_wire_nak(qp, pkt, status);
-	}
-	*status = IB_WC_SUCCESS;
-	switch (pkt->opcode) {
-	case IB_OPCODE_RC_ACKNOWLEDGE:
-		/* a READ or an atomic is answered by its own packets */
-		return !krwq_is_rd_atomic(w->opcode) &&
-		       krwq_psn_diff(pkt->psn, req->last_psn) >= 0;
-	case IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE:
-		if (!krwq_is_atomic(w->opcode) || pkt->psn != req->first_psn)
-			return false;
-		if (krwq_wire_local_write(qp, w, 0, &pkt->orig,
-					  sizeof(pkt->orig)))
-			*status = IB_WC_LOC_PROT_ERR;
-		return true;
-	default:
-		return krwq_wire_read_resp(qp, w, pkt, payload, status, out);
-	}
-}
-
-/*
- * Whether @pkt, come while the WQE at sq_tail is not waiting for an
- * answer (a PSN sequence error NAK or a timeout has it going again, or it
- * waits out an RNR NAK), still completes it: an ACK of its last PSN, sent
- * once the responder had the whole message, maybe from a duplicate packet
- * that filled the gap its NAK named.  Dropped, it would leave the WQE to
- * go again to a peer that may be gone by then, as a pingpong's is once it
- * has its last message.
- */
-static bool krwq_wire_late_ack(struct krwq_qp *qp, const struct krwq_swqe *w,
-			       const struct krwq_wire_pkt *pkt)
-{
-	const struct krwq_wire_req *req = &qp->wire_req;
-
-	return req->sent && !krwq_is_rd_atomic(w->opcode) &&
-	       pkt->opcode == IB_OPCODE_RC_ACKNOWLEDGE &&
-	       (pkt->syndrome & KRWQ_AETH_TYPE_MASK) == KRWQ_AETH_ACK &&
-	       krwq_psn_diff(pkt->psn, req->first_psn) >= 0 &&
-	       krwq_psn_diff(pkt->psn, req->last_psn) >= 0;
-}
-
-/**
- * krwq_wire_answer() - an answer from the wire to RC requester @qp: an
- * acknowledgment (ACK, RNR NAK or NAK), an RDMA READ response or an
- * atomic acknowledgment, for the WQE at sq_tail, which waits for it.
- * @qp: the QP the packet's BTH names, held by the caller.
- * @pkt: the packet's transport headers, checked (net.c).
- * @sgid: the packet's IP source, as a GID.
- * @dgid: its IP destination, as a GID.
- * @payload: pkt->payload_len bytes (a READ response's data).
- *
- * An ACK of the WQE's last PSN completes a SEND or WRITE; the last READ
- * response a READ, its data in place; the atomic acknowledgment an
- * atomic, the value before in its buffer.  A READ response past the one
- * expected asks again for the rest of the READ.  An RNR NAK makes the WQE
- * wait and go again; a PSN sequence error NAK sends it again now, from
- * the PSN it names; any other
- * NAK fails it with the responder's error, and the QP goes to ERR.  An
- * ACK of a SEND's or WRITE's last PSN completes it even while it is about
- * to go again, or is going again (the run that sends it completes it). An
- * answer nothing waits for (stale, duplicated, from anyone but the peer)
- * is dropped and counted in wire_rx_dropped.
- *
- * Context: softirq; takes qp->s_lock.
- */
-void krwq_wire_answer(struct krwq_qp *qp, const struct krwq_wire_pkt *pkt,
-		      const union ib_gid *sgid, const union ib_gid *dgid,
-		      const void *payload)
-{
-	enum ib_wc_status status;
-	struct sk_buff_head out;
-	struct krwq_swqe *w;
-	unsigned long flags;
-
-	__skb_queue_head_init(&out);
-	spin_lock_irqsave(&qp->s_lock, flags);
-	if (qp->ibqp.qp_type != IB_QPT_RC || qp->sq_tail == qp->sq_head ||
-	    !krwq_wire_from_peer(qp, sgid, dgid)) {
-		krwq_count(qp->dev, KRWQ_STAT_WIRE_RX_DROPPED, 1);
-		goto out;
-	}
-	w = krwq_sq_entry(qp, qp->sq_tail);
-	if (qp->wire_req.await != KRWQ_WIRE_AWAIT_ANSWER || qp->sq_running) {
-		if (!krwq_wire_late_ack(qp, w, pkt))
-			krwq_count(qp->dev, KRWQ_STAT_WIRE_RX_DROPPED, 1);
-		else if (qp->sq_running)
-			qp->wire_req.answered = true;
-		else
-			krwq_wire_done(qp, w, IB_WC_SUCCESS);
-	} else if (krwq_wire_take_answer(qp, w, pkt, payload, &status, &out)) {
-		krwq_wire_done(qp, w, status);
-	}
-out:
-	spin_unlock_irqrestore(&qp->s_lock, flags);
-	krwq_tx_xmit(qp->dev, &out, flags);
-}
-EXPORT_SYMBOL_IF_KUNIT(krwq_wire_answer);
 
 /**
  * krwq_send_work() - carry on with a send queue: after an RNR wait or an

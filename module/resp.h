@@ -3,8 +3,8 @@
  * resp.h - what the requester (req.c) and the responder (resp.c) share:
  * one run of a send queue, what executing one send WQE came to, and the
  * calls req.c makes into the responder; and what the wire (net.c,
- * wire_req.c, wire_resp.c) needs of both: a send WQE's payload, and
- * delivery of what came in.
+ * wire_req.c, wire_resp.c, comp.c) needs of both: a send WQE's payload,
+ * and delivery of what came in.
  */
 #ifndef KRWQ_RESP_H
 #define KRWQ_RESP_H
@@ -103,9 +103,6 @@ bool krwq_src_get(struct krwq_qp *sqp, struct krwq_swqe *w, int access);
 void krwq_src_put(struct krwq_qp *sqp, struct krwq_swqe *w);
 void krwq_src_cursor(struct krwq_qp *sqp, struct krwq_swqe *w,
 		     struct krwq_sge_cursor *c);
-void krwq_wire_answer(struct krwq_qp *qp, const struct krwq_wire_pkt *pkt,
-		      const union ib_gid *sgid, const union ib_gid *dgid,
-		      const void *payload);
 
 /* wire_resp.c: the responder's side of the wire */
 void krwq_resp_wire_ud(struct krwq_qp *dqp, const struct krwq_wire_pkt *pkt,
@@ -128,5 +125,10 @@ enum ib_wc_status krwq_wire_send_uc(struct krwq_qp *sqp, struct krwq_swqe *w);
 enum ib_wc_status krwq_wire_send_rc(struct krwq_qp *sqp, struct krwq_swqe *w);
 void krwq_wire_read_rest(struct krwq_qp *sqp, struct krwq_swqe *w,
 			 struct sk_buff_head *out);
+
+/* comp.c: the completer, the wire's answers to an RC requester */
+void krwq_wire_answer(struct krwq_qp *qp, const struct krwq_wire_pkt *pkt,
+		      const union ib_gid *sgid, const union ib_gid *dgid,
+		      const void *payload);
 
 #endif /* KRWQ_RESP_H */

@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * comp.c - the completer of an RC requester on the wire: the answers its
+ * peer sends back (ACK, RNR NAK, NAK, RDMA READ responses, atomic
+ * acknowledgments) for the send WQE at sq_tail, which the requester
+ * (req.c) sent and now waits on.  An answer completes the WQE (sq.c) and
+ * lets the send queue go on (send_work), has it wait out an RNR NAK, or
+ * has it sent again from the PSN a NAK names.  Through the fabric there
+ * is no completer: the delivery is done when the requester's run returns.
+ *
+ * Answers come in softirq (net.c) and take the QP's s_lock, as the
+ * requester's run does; while a run has let s_lock go the answer is left
+ * for it (wire_req.answered).
+ */
+#include <kunit/visibility.h>
+#include <linux/jiffies.h>
+#include <rdma/ib_pack.h>
+
+#include "krwq.h"
+#include "resp.h"
+#include "sq.h"
+#include "tx.h"
+#include "wire.h"
+
+/*
+ * The WQE at sq_tail is answered: it completes with @status (and the QP
+ * goes to ERR if that is an error), and the send queue goes on.
+ */
+static void krwq_wire_done(struct krwq_qp *qp, struct krwq_swqe *w,
+			   enum ib_wc_status status)
+{
+	struct krwq_wire_req *req = &qp->wire_req;
+
+	krwq_wire_req_idle(req);
+	req->first_psn = krwq_psn_add(req->last_psn, 1);
+	qp->sq_waiting = false;
+	del_timer(&qp->sq_timer);
+	qp->ack_tries = 0;
+	qp->rnr_tries = 0;
+	qp->sq_tail = krwq_sq_next(qp, qp->sq_tail);
+	krwq_sq_complete(qp, w, status);
+	if (status != IB_WC_SUCCESS)
+		krwq_qp_error_locked(qp);
+	else if (qp->sq_tail != qp->sq_head)
+		queue_work(krwq_wq, &qp->send_work);
+}
+
+/*
+ * @len bytes into the local buffers of @w (a READ's or an atomic's),
+ * @off bytes in.  Return: 0, or a negative errno when they do not check
+ * out (a region gone, or too short).
+ */
+static int krwq_wire_local_write(struct krwq_qp *qp, struct krwq_swqe *w,
+				 u32 off, const void *buf, u32 len)
+{
+	struct krwq_sge_cursor dst;
+	int ret;
+
+	if (!krwq_src_get(qp, w, IB_ACCESS_LOCAL_WRITE))
+		return -EFAULT;
+	krwq_src_cursor(qp, w, &dst);
+	ret = krwq_write(&dst, NULL, off);
+	if (!ret)
+		ret = krwq_write(&dst, buf, len);
+	krwq_src_put(qp, w);
+	return ret;
+}
+
+/*
+ * An RNR NAK: wait the time it names and send the WQE again, counted
+ * against rnr_retry (7: for ever).  Return: true when those are used up:
+ * the WQE fails with *@status.
+ */
+static bool krwq_wire_rnr_nak(struct krwq_qp *qp,
+			      const struct krwq_wire_pkt *pkt,
+			      enum ib_wc_status *status)
+{
+	if (qp->attr.rnr_retry != 7) {
+		if (qp->rnr_tries >= qp->attr.rnr_retry) {
+			*status = IB_WC_RNR_RETRY_EXC_ERR;
+			return true;
+		}
+		qp->rnr_tries++;
+	}
+	krwq_count(qp->dev, KRWQ_STAT_RNR_RETRIES, 1);
+	krwq_sq_wait(qp, KRWQ_WIRE_AWAIT_RNR,
+		     krwq_rnr_jiffies(pkt->syndrome & KRWQ_AETH_VALUE_MASK));
+	return false;
+}
+
+/*
+ * A NAK.  A PSN sequence error: the responder missed packets of the WQE,
+ * which goes again now from the PSN the NAK names, counted as a try.
+ * Return: true when the WQE fails with *@status (the responder's error).
+ */
+static bool krwq_wire_nak(struct krwq_qp *qp, const struct krwq_wire_pkt *pkt,
+			  enum ib_wc_status *status)
+{
+	switch (pkt->syndrome & KRWQ_AETH_VALUE_MASK) {
+	case KRWQ_NAK_PSN_SEQ_ERR:
+		qp->wire_req.resume_psn = pkt->psn;
+		qp->wire_req.resume =
+			krwq_psn_diff(pkt->psn, qp->wire_req.first_psn) >= 0 &&
+			krwq_psn_diff(pkt->psn, qp->wire_req.last_psn) <= 0;
+		qp->wire_req.timed_out = true;
+		qp->wire_req.await = KRWQ_WIRE_AWAIT_NONE;
+		qp->sq_waiting = false;
+		del_timer(&qp->sq_timer);
+		queue_work(krwq_wq, &qp->send_work);
+		return false;
+	case KRWQ_NAK_INVALID_REQ:
+		*status = IB_WC_REM_INV_REQ_ERR;
+		return true;
+	case KRWQ_NAK_REM_ACCESS:
+		*status = IB_WC_REM_ACCESS_ERR;
+		return true;
+	default:
+		*status = IB_WC_REM_OP_ERR;
+		return true;
+	}
+}
+
+/*
+ * An RDMA READ response.  The one with the PSN expected next: its payload
+ * lands after what came before, and the last completes the READ; the
+ * local ACK timer starts again with each, so a long READ is not sent
+ * again while its responses come.  One past it: the rest of the READ is
+ * asked for again (krwq_wire_read_rest()), once until the expected one
+ * comes.  Return: true when the READ is done, with *@status.
+ */
+static bool krwq_wire_read_resp(struct krwq_qp *qp, struct krwq_swqe *w,
+				const struct krwq_wire_pkt *pkt,
+				const void *payload, enum ib_wc_status *status,
+				struct sk_buff_head *out)
+{
+	struct krwq_wire_req *req = &qp->wire_req;
+	u8 op = pkt->opcode;
+	bool last = op == IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST ||
+		    op == IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY;
+
+	if (w->opcode != IB_WR_RDMA_READ)
+		return false;
+	if (krwq_psn_diff(pkt->psn, req->next_resp) > 0 &&
+	    krwq_psn_diff(pkt->psn, req->last_psn) <= 0 && !req->read_gap) {
+		req->read_gap = true;
+		krwq_wire_read_rest(qp, w, out);
+	}
+	if (pkt->psn != req->next_resp)
+		return false;	/* late, or a duplicate */
+	req->read_gap = false;
+	if ((u64)req->read_off + pkt->payload_len > w->length) {
+		*status = IB_WC_BAD_RESP_ERR;
+		return true;
+	}
+	if (krwq_wire_local_write(qp, w, req->read_off, payload,
+				  pkt->payload_len)) {
+		*status = IB_WC_LOC_PROT_ERR;
+		return true;
+	}
+	req->read_off += pkt->payload_len;
+	req->next_resp = krwq_psn_add(req->next_resp, 1);
+	if (last) {
+		*status = req->read_off == w->length ? IB_WC_SUCCESS :
+						       IB_WC_BAD_RESP_ERR;
+		return true;
+	}
+	mod_timer(&qp->sq_timer,
+		  jiffies + krwq_ack_timeout_jiffies(qp->attr.timeout));
+	return false;
+}
+
+/*
+ * What an answer does to the WQE at sq_tail.  Return: true when it
+ * completes, with *@status.
+ */
+static bool krwq_wire_take_answer(struct krwq_qp *qp, struct krwq_swqe *w,
+				  const struct krwq_wire_pkt *pkt,
+				  const void *payload,
+				  enum ib_wc_status *status,
+				  struct sk_buff_head *out)
+{
+	struct krwq_wire_req *req = &qp->wire_req;
+	u8 type = pkt->syndrome & KRWQ_AETH_TYPE_MASK;
+
+	/* an answer to an earlier PSN than the WQE's is a stale one */
+	if (krwq_psn_diff(pkt->psn, req->first_psn) < 0)
+		return false;
+	if (krwq_wire_headers(pkt->opcode) & KRWQ_HDR_AETH) {
+		if (type == KRWQ_AETH_RNR_NAK)
+			return krwq_wire_rnr_nak(qp, pkt, status);
+		if (type == KRWQ_AETH_NAK)
+			return krwq_wire_nak(qp, pkt, status);
+	}
+	*status = IB_WC_SUCCESS;
+	switch (pkt->opcode) {
+	case IB_OPCODE_RC_ACKNOWLEDGE:
+		/* a READ or an atomic is answered by its own packets */
+		return !krwq_is_rd_atomic(w->opcode) &&
+		       krwq_psn_diff(pkt->psn, req->last_psn) >= 0;
+	case IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE:
+		if (!krwq_is_atomic(w->opcode) || pkt->psn != req->first_psn)
+			return false;
+		if (krwq_wire_local_write(qp, w, 0, &pkt->orig,
+					  sizeof(pkt->orig)))
+			*status = IB_WC_LOC_PROT_ERR;
+		return true;
+	default:
+		return krwq_wire_read_resp(qp, w, pkt, payload, status, out);
+	}
+}
+
+/*
+ * Whether @pkt, come while the WQE at sq_tail is not waiting for an
+ * answer (a PSN sequence error NAK or a timeout has it going again, or it
+ * waits out an RNR NAK), still completes it: an ACK of its last PSN, sent
+ * once the responder had the whole message, maybe from a duplicate packet
+ * that filled the gap its NAK named.  Dropped, it would leave the WQE to
+ * go again to a peer that may be gone by then, as a pingpong's is once it
+ * has its last message.
+ */
+static bool krwq_wire_late_ack(struct krwq_qp *qp, const struct krwq_swqe *w,
+			       const struct krwq_wire_pkt *pkt)
+{
+	const struct krwq_wire_req *req = &qp->wire_req;
+
+	return req->sent && !krwq_is_rd_atomic(w->opcode) &&
+	       pkt->opcode == IB_OPCODE_RC_ACKNOWLEDGE &&
+	       (pkt->syndrome & KRWQ_AETH_TYPE_MASK) == KRWQ_AETH_ACK &&
+	       krwq_psn_diff(pkt->psn, req->first_psn) >= 0 &&
+	       krwq_psn_diff(pkt->psn, req->last_psn) >= 0;
+}
+
+/**
+ * krwq_wire_answer() - an answer from the wire to RC requester @qp: an
+ * acknowledgment (ACK, RNR NAK or NAK), an RDMA READ response or an
+ * atomic acknowledgment, for the WQE at sq_tail, which waits for it.
+ * @qp: the QP the packet's BTH names, held by the caller.
+ * @pkt: the packet's transport headers, checked (net.c).
+ * @sgid: the packet's IP source, as a GID.
+ * @dgid: its IP destination, as a GID.
+ * @payload: pkt->payload_len bytes (a READ response's data).
+ *
+ * An ACK of the WQE's last PSN completes a SEND or WRITE; the last READ
+ * response a READ, its data in place; the atomic acknowledgment an
+ * atomic, the value before in its buffer.  A READ response past the one
+ * expected asks again for the rest of the READ.  An RNR NAK makes the WQE
+ * wait and go again; a PSN sequence error NAK sends it again now, from
+ * the PSN it names; any other
+ * NAK fails it with the responder's error, and the QP goes to ERR.  An
+ * ACK of a SEND's or WRITE's last PSN completes it even while it is about
+ * to go again, or is going again (the run that sends it completes it). An
+ * answer nothing waits for (stale, duplicated, from anyone but the peer)
+ * is dropped and counted in wire_rx_dropped.
+ *
+ * Context: softirq; takes qp->s_lock.
+ */
+void krwq_wire_answer(struct krwq_qp *qp, const struct krwq_wire_pkt *pkt,
+		      const union ib_gid *sgid, const union ib_gid *dgid,
+		      const void *payload)
+{
+	enum ib_wc_status status;
+	struct sk_buff_head out;
+	struct krwq_swqe *w;
+	unsigned long flags;
+
+	__skb_queue_head_init(&out);
+	spin_lock_irqsave(&qp->s_lock, flags);
+	if (qp->ibqp.qp_type != IB_QPT_RC || qp->sq_tail == qp->sq_head ||
+	    !krwq_wire_from_peer(qp, sgid, dgid)) {
+		krwq_count(qp->dev, KRWQ_STAT_WIRE_RX_DROPPED, 1);
+		goto out;
+	}
+	w = krwq_sq_entry(qp, qp->sq_tail);
+	if (qp->wire_req.await != KRWQ_WIRE_AWAIT_ANSWER || qp->sq_running) {
+		if (!krwq_wire_late_ack(qp, w, pkt))
+			krwq_count(qp->dev, KRWQ_STAT_WIRE_RX_DROPPED, 1);
+		else if (qp->sq_running)
+			qp->wire_req.answered = true;
+		else
+			krwq_wire_done(qp, w, IB_WC_SUCCESS);
+	} else if (krwq_wire_take_answer(qp, w, pkt, payload, &status, &out)) {
+		krwq_wire_done(qp, w, status);
+	}
+out:
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	krwq_tx_xmit(qp->dev, &out, flags);
+}
+EXPORT_SYMBOL_IF_KUNIT(krwq_wire_answer);
