@@ -5,6 +5,8 @@
 # rdma-core's pingpongs and perftest (without -R) pair up; the guest
 # scripts source it from /krwq/lib (scripts/vm puts it there), after
 # tap.sh (which only pair needs).
+#   socket_on PORT STATE FILE...
+#                         a socket in STATE holds PORT (/proc/net's tables)
 #   listening PORT        a TCP socket listens on PORT
 #   wait_listening PORT [PID]
 #                         wait until one does, at most 60 s, or until
@@ -27,11 +29,20 @@
 # $log is the sourcing script's.
 # shellcheck disable=SC2154
 
-# listening PORT: a TCP socket listens on PORT (state 0A in /proc/net)
-listening() {
-	cat /proc/net/tcp /proc/net/tcp6 2> /dev/null |
-		awk -v p="$(printf ':%04X' "$1")" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
+# socket_on PORT STATE FILE...: a socket in STATE (/proc/net's hex: 0A
+# a TCP listener, 07 a UDP socket not connected) holds local PORT, by the
+# tables FILE... (/proc/net/tcp ...) of this network namespace
+socket_on() {
+	so_port=$(printf ':%04X' "$1") so_state=$2
+	shift 2
+	cat "$@" 2> /dev/null |
+		awk -v p="$so_port" -v s="$so_state" '$4 == s && substr($2, length($2) - 4) == p { f = 1 }
 			END { exit !f }'
+}
+
+# listening PORT: a TCP socket listens on PORT
+listening() {
+	socket_on "$1" 0A /proc/net/tcp /proc/net/tcp6
 }
 
 # A server sets up its device before it listens, which a loaded TCG guest

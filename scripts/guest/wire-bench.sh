@@ -104,11 +104,10 @@ run() {
 	fi
 }
 
-# udp_bound NS PORT: a UDP socket is bound to PORT in NS
+# udp_bound NS PORT: a UDP socket is bound to PORT in NS (pair.sh's
+# socket_on, in NS)
 udp_bound() {
-	in_ns "$1" cat /proc/net/udp |
-		awk -v p="$(printf ':%04X' "$2")" 'substr($2, length($2) - 4) == p { f = 1 }
-			END { exit !f }'
+	in_ns "$1" sh -c ". /krwq/lib/pair.sh; socket_on $2 07 /proc/net/udp"
 }
 
 # floor: udp_floor's latency and streams between kwa and kwb.  The server
