@@ -398,8 +398,16 @@ netem_links() {
 # says so).  A server that fails ends by itself, with its error.
 rping_fault() {
 	port=$((port + 1))
-	in_ns "$2" timeout 120 rping -s -a "$3" -p $port -C $rp_iters -S 4096 -V \
-		> /tmp/server.log 2> /tmp/server.err &
+	# started as a command, not through in_ns: a function would run in a
+	# child shell of its own, and $! would be that shell's, not rping's
+	# (busybox's timeout becomes the program it runs)
+	if [ "$2" = - ]; then
+		timeout 120 rping -s -a "$3" -p $port -C $rp_iters -S 4096 -V \
+			> /tmp/server.log 2> /tmp/server.err &
+	else
+		ip netns exec "$2" timeout 120 rping -s -a "$3" -p $port -C $rp_iters \
+			-S 4096 -V > /tmp/server.log 2> /tmp/server.err &
+	fi
 	rf_s=$!
 	wait_for 60 cm_listening "$2" $port
 	in_ns "$4" timeout 90 rping -c -a "$3" -p $port -C $rp_iters -S 4096 -V \
@@ -412,7 +420,8 @@ rping_fault() {
 	fi
 	wait $rf_s
 	rf_sc=$?
-	if [ -n "$rf_waited" ] && ! [ -s /tmp/server.err ]; then
+	# ended by that kill (SIGTERM), and not by an error of its own
+	if [ -n "$rf_waited" ] && [ "$rf_sc" = 143 ] && ! [ -s /tmp/server.err ]; then
 		echo "# $1: the server waited for the disconnect after its client passed: ended"
 		rf_sc=0
 	fi
