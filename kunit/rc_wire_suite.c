@@ -399,6 +399,49 @@ static void rw_ack_during_resend_run(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 0);
 }
 
+/*
+ * PSN sequence error NAKs of the SEND that each name a later PSN than the
+ * one before: each says the responder took more of the message, so each
+ * resend is progress, and its tries start again (retry_cnt bounds the
+ * tries in a row that got no further).  Counted all against retry_cnt, a
+ * long message through a lossy link failed with RETRY_EXC_ERR while its
+ * peer was there and taking it: 128 packets (an NVMe-oF transfer of
+ * 128 KiB at the path MTU of 1024) through 3% loss see about four NAKs,
+ * and retry_cnt is 7.  A NAK of the same PSN again is no progress, and
+ * is counted.  The case sets retry_cnt to 1 (one try without progress)
+ * and a longer timeout by hand: the QP is in RTS, where a modify cannot
+ * change them.
+ */
+static void rw_naks_with_progress_not_counted(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_sent(t);
+	struct rw *v = t->priv;
+	unsigned long flags;
+	struct ib_wc wc = {};
+	u32 psn;
+
+	spin_lock_irqsave(&qp->s_lock, flags);
+	qp->attr.retry_cnt = 1;
+	/* about 17 s: no timeout of its own between the NAKs, however slow */
+	qp->attr.timeout = 22;
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	for (psn = RW_SQ_PSN + 1; psn <= RW_SQ_PSN + 3; psn++) {
+		rw_answer(qp, KRWQ_AETH_NAK | KRWQ_NAK_PSN_SEQ_ERR, psn);
+		/* the resend, from @psn */
+		flush_work(&qp->send_work);
+		KUNIT_ASSERT_EQ_MSG(t, ib_poll_cq(v->cq, 1, &wc), 0,
+				    "completed (status %d) at the NAK of PSN +%u",
+				    wc.status, psn - RW_SQ_PSN);
+		KUNIT_EXPECT_EQ(t, qp->wire_req.await, KRWQ_WIRE_AWAIT_ANSWER);
+		KUNIT_EXPECT_EQ(t, qp->ack_tries, 1);
+	}
+	rw_answer(qp, KRWQ_AETH_NAK | KRWQ_NAK_PSN_SEQ_ERR, RW_SQ_PSN + 3);
+	flush_work(&qp->send_work);
+	KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 7);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_RETRY_EXC_ERR);
+}
+
 /* --- the responder ------------------------------------------------------ */
 
 #define RW_SEND_LEN	16	/* a SEND's payload */
@@ -655,6 +698,7 @@ static struct kunit_case krwq_rc_req_cases[] = {
 	KUNIT_CASE(rw_late_ack_after_nak),
 	KUNIT_CASE(rw_late_ack_in_rnr_wait),
 	KUNIT_CASE(rw_ack_during_resend_run),
+	KUNIT_CASE(rw_naks_with_progress_not_counted),
 	{}
 };
 

@@ -89,8 +89,24 @@ static bool krwq_wire_rnr_nak(struct krwq_qp *qp,
 }
 
 /*
+ * Whether a PSN sequence error NAK of @psn says the responder took more of
+ * the WQE at sq_tail than any NAK before (or, the first, than nothing).
+ */
+static bool krwq_wire_nak_progress(struct krwq_wire_req *req, u32 psn)
+{
+	if (krwq_psn_diff(psn, req->taken_psn) <= 0 ||
+	    krwq_psn_diff(psn, req->last_psn) > 0)
+		return false;
+	req->taken_psn = psn;
+	return true;
+}
+
+/*
  * A NAK.  A PSN sequence error: the responder missed packets of the WQE,
- * which goes again now from the PSN the NAK names, counted as a try.
+ * which goes again now from the PSN the NAK names, counted as a try.  A
+ * NAK that names a later PSN than the one before is progress, and the
+ * tries start again: retry_cnt bounds the tries in a row that got no
+ * further, not the packets a long message may lose on its way.
  * Return: true when the WQE fails with *@status (the responder's error).
  */
 static bool krwq_wire_nak(struct krwq_qp *qp, const struct krwq_wire_pkt *pkt,
@@ -98,6 +114,8 @@ static bool krwq_wire_nak(struct krwq_qp *qp, const struct krwq_wire_pkt *pkt,
 {
 	switch (pkt->syndrome & KRWQ_AETH_VALUE_MASK) {
 	case KRWQ_NAK_PSN_SEQ_ERR:
+		if (krwq_wire_nak_progress(&qp->wire_req, pkt->psn))
+			qp->ack_tries = 0;
 		qp->wire_req.resume_psn = pkt->psn;
 		qp->wire_req.resume =
 			krwq_psn_diff(pkt->psn, qp->wire_req.first_psn) >= 0 &&

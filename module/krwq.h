@@ -373,6 +373,10 @@ enum krwq_wire_await {
  *              stopped; the resend of a SEND or WRITE starts there, when
  *              @resume is set.
  * @resume: see @resume_psn.
+ * @taken_psn: the furthest PSN of the WQE at sq_tail a PSN sequence error
+ *             NAK has named (@first_psn until one has): the responder
+ *             took every packet before it.  A NAK past it is progress
+ *             (krwq_wire_nak()).
  * @sent: @first_psn to @last_psn are the WQE at sq_tail's: it went out at
  *        least once, so an ACK of @last_psn completes it whatever the
  *        requester waits for (krwq_wire_answer()).
@@ -389,6 +393,7 @@ struct krwq_wire_req {
 	bool timed_out;
 	u32 resume_psn;
 	bool resume;
+	u32 taken_psn;
 	bool sent;
 	bool answered;
 };

@@ -289,6 +289,9 @@ enum ib_wc_status krwq_wire_send_rc(struct krwq_qp *sqp, struct krwq_swqe *w)
 	if (ret == -EFAULT)
 		return IB_WC_LOC_PROT_ERR;
 	req->last_psn = krwq_psn_add(sqp->wire_psn, KRWQ_PSN_MASK);
+	/* its first send: no NAK has said the responder took any of it */
+	if (!req->sent)
+		req->taken_psn = req->first_psn;
 	req->sent = true;
 	req->next_resp = req->first_psn;
 	req->read_off = 0;
