@@ -50,6 +50,9 @@ MODULE_PARM_DESC(rc_peer, "an IPv4 address rc_dev's netdev reaches, where no QP 
 #define RW_LEN		4096	/* four packets at the path MTU of 1024 */
 #define RW_PEER_QPN	0xabcde	/* no QP of the peer's has it */
 #define RW_SQ_PSN	100
+#define RW_SEND_LEN	16	/* a SEND's payload */
+#define RW_READ_LEN	2048	/* a READ's: two responses */
+#define RW_MTU		1024	/* the path MTU (rw_connect()) */
 
 struct rw {
 	struct ib_device *dev;
@@ -442,11 +445,86 @@ static void rw_naks_with_progress_not_counted(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_RETRY_EXC_ERR);
 }
 
-/* --- the responder ------------------------------------------------------ */
+/*
+ * A response of an RDMA READ from the peer, @len bytes of @fill (all
+ * but a middle one with an ACK's AETH, as the peer sends them).
+ */
+static void rw_read_resp(struct kunit *t, struct krwq_qp *qp, u8 op,
+			 u32 psn, u32 len, u8 fill)
+{
+	struct krwq_wire_pkt pkt = {
+		.opcode = op,
+		.pkey = IB_DEFAULT_PKEY_FULL,
+		.dqpn = qp->ibqp.qp_num,
+		.psn = psn,
+		.syndrome = KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
+		.payload_len = len,
+	};
+	u8 *payload = kunit_kzalloc(t, len, GFP_KERNEL);
 
-#define RW_SEND_LEN	16	/* a SEND's payload */
-#define RW_READ_LEN	2048	/* a READ's: two responses */
-#define RW_MTU		1024	/* the path MTU (rw_connect()) */
+	KUNIT_ASSERT_NOT_NULL(t, payload);
+	memset(payload, fill, len);
+	krwq_wire_answer(qp, &pkt, &qp->attr.ah_attr.grh.dgid,
+			 &qp->route.sgid, payload);
+}
+
+/*
+ * An RDMA READ of three responses whose local ACK timeout runs out after
+ * the first came: the resend asks for the rest only (a READ request from
+ * the response expected next, for the bytes still missing), and each
+ * response that then comes is progress, so the READ's tries start again.
+ * Before, the resend asked for the whole READ again: its responses came
+ * again from the first, and a long READ through a lossy link (an
+ * NVMe-oF target's READ of a 128 KiB write, 128 responses) had its
+ * peer send it over and over.
+ */
+static void rw_read_resend_asks_for_rest(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->buf, .length = 3 * RW_MTU,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 8, .sg_list = &sge, .num_sge = 1,
+			.opcode = IB_WR_RDMA_READ },
+		.remote_addr = 0x10000,
+		.rkey = 0x1234,
+	};
+	const struct ib_send_wr *bad;
+	struct ib_wc wc = {};
+	int ms;
+
+	memset(v->buf, 0, 3 * RW_MTU);
+	KUNIT_ASSERT_EQ(t, ib_post_send(v->qp, &wr.wr, &bad), 0);
+	KUNIT_ASSERT_EQ(t, qp->wire_req.await, KRWQ_WIRE_AWAIT_ANSWER);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.last_psn, RW_SQ_PSN + 2);
+	rw_read_resp(t, qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST, RW_SQ_PSN,
+		     RW_MTU, 'a');
+	KUNIT_ASSERT_EQ(t, qp->wire_req.read_off, RW_MTU);
+	/* the timeout (18: about 1.07 s) runs out and the READ goes again */
+	for (ms = 0; ms < 10000 && !READ_ONCE(qp->ack_tries); ms += 50)
+		msleep(50);
+	flush_work(&qp->send_work);
+	KUNIT_ASSERT_GE(t, qp->ack_tries, 1);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.read_off, RW_MTU);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.next_resp, RW_SQ_PSN + 1);
+	rw_read_resp(t, qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE,
+		     RW_SQ_PSN + 1, RW_MTU, 'b');
+	KUNIT_EXPECT_EQ(t, qp->ack_tries, 0);
+	rw_read_resp(t, qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST,
+		     RW_SQ_PSN + 2, RW_MTU, 'c');
+	KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 8);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, wc.opcode, IB_WC_RDMA_READ);
+	KUNIT_EXPECT_EQ(t, v->buf[0], 'a');
+	KUNIT_EXPECT_EQ(t, v->buf[RW_MTU], 'b');
+	KUNIT_EXPECT_EQ(t, v->buf[3 * RW_MTU - 1], 'c');
+}
+
+/* --- the responder ------------------------------------------------------ */
 
 /*
  * Packet @pkt from the peer, as the socket's softirq brings it to the
@@ -699,6 +777,7 @@ static struct kunit_case krwq_rc_req_cases[] = {
 	KUNIT_CASE(rw_late_ack_in_rnr_wait),
 	KUNIT_CASE(rw_ack_during_resend_run),
 	KUNIT_CASE(rw_naks_with_progress_not_counted),
+	KUNIT_CASE(rw_read_resend_asks_for_rest),
 	{}
 };
 

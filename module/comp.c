@@ -177,6 +177,8 @@ static bool krwq_wire_read_resp(struct krwq_qp *qp, struct krwq_swqe *w,
 	}
 	req->read_off += pkt->payload_len;
 	req->next_resp = krwq_psn_add(req->next_resp, 1);
+	/* progress: a resend asks for the rest only, so the tries start again */
+	qp->ack_tries = 0;
 	if (last) {
 		*status = req->read_off == w->length ? IB_WC_SUCCESS :
 						       IB_WC_BAD_RESP_ERR;

@@ -362,7 +362,8 @@ enum krwq_wire_await {
  * @first_psn: the first PSN of the WQE at sq_tail; it is resent from it.
  * @last_psn: the PSN whose answer completes it (a READ's last response).
  * @next_resp: a READ's response PSN expected next.
- * @read_off: a READ's bytes received so far.
+ * @read_off: a READ's bytes received so far.  A READ's resend after
+ *            responses came keeps both (krwq_wire_send_rc()).
  * @read_gap: a response came past @next_resp, and what is left of the READ
  *            was asked for again from @next_resp; not again until that
  *            one comes.

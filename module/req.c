@@ -291,10 +291,11 @@ static void krwq_send_ud(struct krwq_qp *qp, struct krwq_swqe *w,
 }
 
 /*
- * An RC send WQE to a peer on the wire (wire_req.c): sent whole, again
+ * An RC send WQE to a peer on the wire (wire_req.c): sent, and again
  * after its answer did not come (counted against retry_cnt, unless the
- * local ACK timeout is 0: for ever) or after an RNR wait; its completion
- * waits for the answer (krwq_wire_answer()).
+ * local ACK timeout is 0: for ever; from where a NAK or a READ's
+ * responses left off) or after an RNR wait; its completion waits for the
+ * answer (krwq_wire_answer()).
  */
 static void krwq_send_rc_wire(struct krwq_qp *qp, struct krwq_swqe *w,
 			      struct krwq_outcome *o)

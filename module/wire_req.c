@@ -258,8 +258,9 @@ static int krwq_wire_send_request(struct krwq_qp *sqp, struct krwq_swqe *w)
 /**
  * krwq_wire_send_rc() - put an RC send WQE on the wire, from the first PSN
  * it was given (a resend keeps its PSNs; after a PSN sequence error NAK a
- * SEND's or WRITE's starts at the PSN it named), and say which PSN's
- * answer completes it (qp->wire_req).
+ * SEND's or WRITE's starts at the PSN it named, and a READ's that had
+ * responses asks for the rest, from the response expected next), and say
+ * which PSN's answer completes it (qp->wire_req).
  * @sqp: the sender; the caller holds its s_lock, in a run (sqp->run).
  * @w: the WQE at sq_tail; the QP's route krwq_wire_reaches().
  *
@@ -278,6 +279,12 @@ enum ib_wc_status krwq_wire_send_rc(struct krwq_qp *sqp, struct krwq_swqe *w)
 	u32 skip = 0;
 	int ret;
 
+	/* a READ that timed out after responses came: only the rest */
+	if (w->opcode == IB_WR_RDMA_READ && req->sent && req->read_off) {
+		krwq_wire_read_rest(sqp, w, sqp->run->tx);
+		req->read_gap = false;
+		return IB_WC_SUCCESS;
+	}
 	if (req->resume && !krwq_is_rd_atomic(w->opcode))
 		skip = krwq_psn_diff(req->resume_psn, req->first_psn);
 	req->resume = false;
@@ -302,7 +309,8 @@ enum ib_wc_status krwq_wire_send_rc(struct krwq_qp *sqp, struct krwq_swqe *w)
 /**
  * krwq_wire_read_rest() - ask again for what is left of the RDMA READ at
  * sq_tail, from the response expected next: a response came past it, so
- * that one was lost or is late.  The responder takes the request as a
+ * that one was lost or is late, or the READ timed out after responses
+ * came.  The responder takes the request as a
  * duplicate and reads again from its address; the responses before it,
  * already in place, are not asked for again.
  * @sqp: the requester; the caller holds its s_lock.
