@@ -176,6 +176,10 @@ VM_PKGS=(qemu-system-x86 busybox-static cpio kmod rdma-core ibverbs-utils ibverb
 	nfs-kernel-server nfs-common rpcbind libtirpc-common netbase open-iscsi
 	ucx-utils libucx0 libfabric-bin openmpi-bin libopenmpi3 openmpi-common libpmix2
 	netcat-traditional)
+# shellcheck disable=SC2034 # used by scripts/lint and scripts/check
+LINT_PKGS=(sparse clang clang-format clang-tidy shellcheck pyflakes3)
+# shellcheck disable=SC2034 # used by scripts/check-debian and scripts/check
+DEBIAN_CHECK_PKGS=(dkms rsync libopenmpi-dev python3-pyverbs)
 
 # kernel_src: where scripts/test-kernel unpacks Debian's linux-source-6.1
 # (for its kunit.py, checkpatch.pl and kernel-doc too)
