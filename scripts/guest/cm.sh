@@ -22,6 +22,8 @@
 # VLAN: rping (IPv4, IPv6), ucmatose and udaddy.
 # shellcheck source=tap.sh # scripts/vm puts it in /krwq/lib
 . /krwq/lib/tap.sh
+# shellcheck source=roce.sh
+. /krwq/lib/roce.sh
 # user space's rdma_cm: a module on distribution kernels (built in here)
 modprobe rdma_ucm 2> /dev/null
 log=/tmp/cm.log
@@ -117,15 +119,6 @@ setup() {
 	grep -q "netdev $nd\$" $log || grep -q "netdev $nd " $log
 }
 
-# cm_listening PORT: an rdma_cm ID on device $name listens on PORT.
-# rdma_cm servers open no TCP socket (so /proc/net/tcp says nothing); the
-# RDMA core's resource tracking lists their IDs, a wildcard listener's
-# per device.
-cm_listening() {
-	rdma resource show cm_id 2> /dev/null |
-		grep "^link $name/" | grep ' state LISTEN ' | grep -q " src-addr [^ ]*:$1 "
-}
-
 # start NAME SECONDS PROGRAM ARGS...: PROGRAM in the background under
 # timeout, its output in /tmp/NAME.log; /tmp/NAME.rc gets its exit status
 # when it ends (a test for a finished process that works whether or not
@@ -176,11 +169,11 @@ serve() {
 	shift
 	start server 300 "$@"
 	k=0
-	until cm_listening "$sp" || ended server || [ $k -ge 600 ]; do
+	until cm_listening "$sp" "$name" || ended server || [ $k -ge 600 ]; do
 		sleep 0.1
 		k=$((k + 1))
 	done
-	cm_listening "$sp" || echo "no rdma_cm listener on port $sp after $((k / 10)) s" >> /tmp/server.log
+	cm_listening "$sp" "$name" || echo "no rdma_cm listener on port $sp after $((k / 10)) s" >> /tmp/server.log
 }
 
 # client PROGRAM ARGS...: the client against the server serve started;
@@ -422,7 +415,7 @@ teardown() {
 	bp=$port
 	start bw-s 600 ib_send_bw -d "$name" -R -p $bp -s 4096 -D 2 --run_infinitely
 	end=$(($(now) + 60))
-	until { cm_listening $rp && cm_listening $bp; } || [ "$(now)" -ge $end ]; do
+	until { cm_listening $rp "$name" && cm_listening $bp "$name"; } || [ "$(now)" -ge $end ]; do
 		sleep 0.2
 	done
 	start rping-c 600 rping -c -a "$a4" -p $rp -C 0 -S 64 -V -v

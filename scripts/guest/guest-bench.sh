@@ -121,8 +121,7 @@ pair() {
 	if [ $cm = 1 ]; then
 		pre="env LD_PRELOAD=/krwq/bin/cm_delay.so"
 		tries=0
-		until rdma resource show cm_id 2> /dev/null | grep "^link $dev/" |
-			grep ' state LISTEN ' | grep -q " src-addr [^ ]*:$port "; do
+		until cm_listening "$port" "$dev"; do
 			tries=$((tries + 1))
 			[ $tries -lt 600 ] || break
 			sleep 0.1

@@ -72,12 +72,6 @@ link_up() {
 	report $? "eth0 (virtio-net, the link) up with $1/24 and $2/64"
 }
 
-# listening PORT: an rdma_cm ID listens on PORT, on any device
-listening() {
-	rdma resource show cm_id 2> /dev/null | grep ' state LISTEN ' |
-		grep -q " src-addr [^ ]*:$1 "
-}
-
 # server_start CMD...: CMD in the background under timeout (300 s), its
 # output in $srv.log, its exit status in $srv.rc when it ends; nothing
 # of it holds this shell's standard streams (on A, the request's socket)
@@ -103,7 +97,7 @@ server_settle() {
 }
 
 # listening_or_ended PORT: the server listens on PORT, or gave up
-listening_or_ended() { listening "$1" || server_ended; }
+listening_or_ended() { cm_listening "$1" || server_ended; }
 
 # --- host A
 
@@ -121,7 +115,7 @@ request() {
 		shift
 		srv_of "$rq_port"
 		server_start "$@"
-		if wait_for 60 listening_or_ended "$rq_port" && listening "$rq_port"; then
+		if wait_for 60 listening_or_ended "$rq_port" && cm_listening "$rq_port"; then
 			echo ready
 		else
 			echo "not listening"
@@ -214,7 +208,7 @@ local_pair() {
 	srv_of "$lp_port"
 	# shellcheck disable=SC2086 # the server's words
 	server_start $3
-	wait_for 60 listening "$lp_port"
+	wait_for 60 cm_listening "$lp_port"
 	ask run 300 "$4" > $log
 	lp_crc=$(sed -n '1s/^status //p' $log)
 	lp_src=$(server_settle 60)

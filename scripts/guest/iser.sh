@@ -80,7 +80,7 @@ iser_target_up() {
 			write_to "$tpg/attrib/cache_dynamic_acls" 1 &&
 			write_to "$tpg/enable" 1 &&
 			[ "$(cat "$tpg/np/$portal/iser")" = 1 ] &&
-			wait_for 20 sh -c "rdma resource show cm_id | grep ' state LISTEN ' | grep -q ':3260 '"
+			wait_for 20 cm_listening 3260
 	} > "$log" 2>&1
 	report $? "LIO: $iqn, LUN 0 on /dev/nullb0, portal $portal with iSER, listening through rdma_cm"
 }

@@ -42,17 +42,11 @@ moved() {
 	return 1
 }
 
-# rdma_listening PORT: an rdma_cm ID listens on PORT (rsockets servers
-# open no TCP socket; the RDMA core's resource tracking lists the IDs)
-rdma_listening() {
-	rdma resource show cm_id 2> /dev/null | grep ' state LISTEN ' | grep -q ":$1 "
-}
-
 # serve_rdma PORT: wait, at most 60 s, until the server started last
 # ($sp) listens on PORT or has ended
 serve_rdma() {
 	k=0
-	until rdma_listening "$1" || ! kill -0 "$sp" 2> /dev/null || [ $k -ge 600 ]; do
+	until cm_listening "$1" || ! kill -0 "$sp" 2> /dev/null || [ $k -ge 600 ]; do
 		sleep 0.1
 		k=$((k + 1))
 	done

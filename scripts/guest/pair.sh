@@ -21,6 +21,10 @@
 #                         $pair_timeout seconds (default 300); a server
 #                         whose client failed gets 30 s more, then is
 #                         killed
+#   perftest_again TRY NAME
+#                         whether run TRY (of 3) of test NAME goes again:
+#                         perftest could not fit its clock (its words in
+#                         $log); says so in a "#" line
 #   pair REGEX NAME SERVER... [-- CLIENT...]
 #                         run_pair, then report NAME: both exited 0 and a
 #                         line of the client's output matches REGEX
@@ -88,20 +92,23 @@ run_pair() {
 	cat /tmp/server.log >> "$log"
 }
 
+perftest_again() {
+	# perftest times itself by fitting the TSC against gettimeofday();
+	# should the host preempt a vCPU badly enough that the fit fails
+	# ("r^2 < 0.9"; scripts/vm's tsc=reliable makes that rare), perftest
+	# exits 1 before it reports anything.  That is the measuring tool,
+	# not the device.
+	grep -q "Can't produce a report" "$log" && [ "$1" -lt 3 ] || return 1
+	echo "# $2: perftest could not calibrate its clock, run $1 of 3"
+}
+
 pair() {
 	pr_re=$1 pr_name=$2
 	shift 2
 	pr_try=1
 	while :; do
 		run_pair "$@"
-		# perftest times itself by fitting the TSC against
-		# gettimeofday(); should the host preempt a vCPU badly enough
-		# that the fit fails ("r^2 < 0.9"; scripts/vm's tsc=reliable
-		# makes that rare), perftest exits 1 before it reports
-		# anything.  That is the measuring tool, not the device: run
-		# the pair again.
-		{ grep -q "Can't produce a report" "$log" && [ $pr_try -lt 3 ]; } || break
-		echo "# $pr_name: perftest could not calibrate its clock, run $pr_try of 3"
+		perftest_again $pr_try "$pr_name" || break
 		pr_try=$((pr_try + 1))
 	done
 	pr_ok=1

@@ -13,7 +13,13 @@
 #   has_stat DEV NAME         DEV's port 1 has a counter NAME
 #   in_ns NS CMD...           CMD in network namespace NS, "-" being the
 #                             initial one
+#   ns_exec NS CMD...         in_ns in place of the shell: started in the
+#                             background, $! is CMD's process
 #   listening_in NS PORT      a TCP socket listens on PORT in NS
+#   cm_listening PORT [DEV]   an rdma_cm ID listens on PORT, on DEV if
+#                             given (the RDMA core lists every network
+#                             namespace's: its namespace mode is shared;
+#                             a wildcard listener is listed per device)
 #   perftest_json FILE KEY    a figure from perftest's --out_json report,
 #                             whose lines read "KEY: VALUE,"; empty if none
 #   wire_topology             the wire's namespaces (wire.sh draws them):
@@ -76,6 +82,18 @@ in_ns() {
 	else
 		ip netns exec "$in_ns_n" "$@"
 	fi
+}
+
+cm_listening() {
+	rdma resource show cm_id 2> /dev/null | grep ' state LISTEN ' |
+		grep " src-addr [^ ]*:$1 " | grep -q "^${2:+link $2/}"
+}
+
+ns_exec() {
+	ns_exec_n=$1
+	shift
+	[ "$ns_exec_n" = - ] && exec "$@"
+	exec ip netns exec "$ns_exec_n" "$@"
 }
 
 listening_in() {

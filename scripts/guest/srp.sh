@@ -90,7 +90,7 @@ srp_target_up() {
 			ln -s "$tpg/lun/lun_0" "$tpg/acls/$addr/lun_0/lun_0" &&
 			echo "$2" > "$tpg/attrib/use_srq" &&
 			write_to "$tpg/enable" 1 &&
-			wait_for 20 sh -c "rdma resource show cm_id | grep ' state LISTEN ' | grep -q ':$cm_port '"
+			wait_for 20 cm_listening "$cm_port"
 	} >> "$log" 2>&1
 	report $? "ib_srpt: target port $tp of $1, LUN 0 on the backstore, ACL $addr, use_srq=$2, listening on rdma_cm port $cm_port"
 }

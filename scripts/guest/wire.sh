@@ -108,7 +108,6 @@ pingpong_pair() {
 # the server on SDEV in SNS, the client on CDEV in CNS reaching its
 # handshake at SADDR; both must end well and the client report its line
 perf_pair() {
-	port=$((port + 1))
 	sg=$(gid_index "$4" "$5") && cg=$(gid_index "$7" "$8")
 	if [ -z "$sg" ] || [ -z "$cg" ]; then
 		report 1 "$1" "no GID for $5 on $4 or for $8 on $7"
@@ -116,76 +115,80 @@ perf_pair() {
 	fi
 	pf_try=1
 	while :; do
-		# shellcheck disable=SC2086 # TEST ARGS is a command line
-		in_ns "$3" timeout 120 $2 -d "$4" -x "$sg" -n "$pf_iters" -p $port \
-			> /tmp/server.log 2> /tmp/server.err &
-		pf_s=$!
-		wait_for 60 listening_in "$3" $port
-		# shellcheck disable=SC2086
-		in_ns "$6" timeout 90 $2 -d "$7" -x "$cg" -n "$pf_iters" -p $port "$5" \
-			> $log 2> /tmp/client.err
-		pf_c=$?
-		wait $pf_s
-		pf_sc=$?
-		# perftest's clock fit failing under load (pair.sh's rule):
-		# the measuring tool, not the device; the pair runs again
-		{ grep -q "Can't produce a report" /tmp/client.err && [ $pf_try -lt 3 ]; } || break
-		echo "# $1: perftest could not calibrate its clock, run $pf_try of 3"
-		pf_try=$((pf_try + 1))
 		port=$((port + 1))
+		ns_run "$1" "$3" "$6" "listening_in $3 $port" "^ *[0-9]+ +$pf_iters " \
+			"$2 -d $4 -x $sg -n $pf_iters -p $port" \
+			"$2 -d $7 -x $cg -n $pf_iters -p $port $5"
+		pf_rc=$?
+		{ [ $pf_rc != 0 ] && perftest_again $pf_try "$1"; } || break
+		pf_try=$((pf_try + 1))
 	done
-	pair_log "$pf_c" "$pf_sc"
-	[ "$pf_c" = 0 ] && [ "$pf_sc" = 0 ] && grep -qE "^ *[0-9]+ +$pf_iters " $log
-	report $? "$1"
+	report "$pf_rc" "$1"
 }
 
-# rping_pair NAME SNS SADDR CNS: rdma_cm's rping, rp_iters pings of 4 KiB
-# checked by the client (-V), the server bound to SADDR in SNS
+# rping_pair NAME SNS SADDR CNS [GRACE]: rdma_cm's rping, rp_iters pings
+# of 4 KiB checked by the client (-V), the server bound to SADDR in SNS;
+# GRACE as ns_run's
 rping_pair() {
 	port=$((port + 1))
-	ns_pair "$1" "$2" "$4" "cm_listening $2 $port" '' \
+	ns_pair "$1" "$2" "$4" "cm_listening $port" '' \
 		"rping -s -a $3 -p $port -C $rp_iters -S 4096 -V" \
-		"rping -c -a $3 -p $port -C $rp_iters -S 4096 -V"
+		"rping -c -a $3 -p $port -C $rp_iters -S 4096 -V" ${5:+"$5"}
 }
 
 # udaddy_pair NAME SNS SADDR CNS: rdma_cm's UD example, the server bound to
 # SADDR in SNS (on udaddy's fixed port, 7174), the client in CNS
 udaddy_pair() {
-	ns_pair "$1" "$2" "$4" "cm_listening $2 7174" 'data transfers complete' \
+	ns_pair "$1" "$2" "$4" "cm_listening 7174" 'data transfers complete' \
 		"udaddy -b $3 -C 20" "udaddy -s $3 -C 20"
 }
 
-# cm_listening NS PORT: an rdma_cm ID listens on PORT (the RDMA core's
-# namespace mode is shared: the listing shows every namespace's)
-cm_listening() {
-	rdma resource show cm_id 2> /dev/null | grep ' state LISTEN ' |
-		grep -q " src-addr [^ ]*:$2 "
-}
-
-# ns_pair NAME SNS CNS READY REGEX "SERVER" "CLIENT": SERVER (words) in
-# network namespace SNS, then, once READY (words: a command) succeeds or
-# a minute has passed, CLIENT (words) in CNS; both must exit 0 and the
-# client's output match REGEX (extended; empty: anything)
+# ns_pair NAME SNS CNS READY REGEX "SERVER" "CLIENT" [GRACE]: SERVER
+# (words) in network namespace SNS, then, once READY (words: a command)
+# succeeds or a minute has passed, CLIENT (words) in CNS; both must exit
+# 0 and the client's output match REGEX (extended; empty: anything).
+# GRACE as ns_run's.
 ns_pair() {
 	ns_run "$@"
 	report $? "$1"
 }
 
-# ns_run NAME SNS CNS READY REGEX "SERVER" "CLIENT": ns_pair's run,
-# without its report: the status says whether it passed
+# ns_run NAME SNS CNS READY REGEX "SERVER" "CLIENT" [GRACE]: ns_pair's
+# run, without its report: the status says whether it passed.  With
+# GRACE, a server still running GRACE seconds after its client passed is
+# killed, and passes if that kill is what ended it and it wrote nothing
+# on its standard error: for a server that may wait on a message the
+# faults lost after the test's last check (rping's DREQ, below).
 ns_run() {
+	# ns_exec: $! is the server's, for the kill
 	# shellcheck disable=SC2086 # SERVER is words
-	in_ns "$2" timeout 120 $6 > /tmp/server.log 2> /tmp/server.err &
+	ns_exec "$2" timeout 120 $6 > /tmp/server.log 2> /tmp/server.err &
 	np_s=$!
 	# shellcheck disable=SC2086 # READY is words
 	wait_for 60 $4
 	# shellcheck disable=SC2086 # CLIENT is words
 	in_ns "$3" timeout 90 $7 > $log 2> /tmp/client.err
 	np_c=$?
+	np_killed=
+	if [ -n "${8:-}" ] && [ $np_c = 0 ] && ! wait_for "$8" pid_gone $np_s; then
+		kill $np_s 2> /dev/null
+		np_killed=1
+	fi
 	wait $np_s
 	np_sc=$?
+	# ended by that kill (SIGTERM), and not by an error of its own
+	if [ -n "$np_killed" ] && [ $np_sc = 143 ] && ! [ -s /tmp/server.err ]; then
+		echo "# $1: the server still waited $8 s after its client passed: ended"
+		np_sc=0
+	fi
 	pair_log $np_c $np_sc
 	[ $np_c = 0 ] && [ $np_sc = 0 ] && { [ -z "$5" ] || grep -Eq "$5" $log; }
+}
+
+# pid_gone PID: process PID has ended
+# shellcheck disable=SC2317 # called through wait_for
+pid_gone() {
+	! kill -0 "$1" 2> /dev/null
 }
 
 # perftest_cm NAME SNS SDEV SADDR CNS CDEV SIZE ITERS "TEST ARGS":
@@ -199,13 +202,11 @@ perftest_cm() {
 	pc_try=1
 	while :; do
 		port=$((port + 1))
-		ns_run "$1" "$2" "$5" "cm_listening $2 $port" "^ *$7 +$8 +[0-9.]+" \
+		ns_run "$1" "$2" "$5" "cm_listening $port" "^ *$7 +$8 +[0-9.]+" \
 			"$9 -d $3 -R -p $port" \
 			"env LD_PRELOAD=/krwq/bin/cm_delay.so $9 -d $6 -R -p $port $4"
 		pc_rc=$?
-		{ [ $pc_rc != 0 ] && grep -q "Can't produce a report" $log &&
-			[ $pc_try -lt 3 ]; } || break
-		echo "# $1: perftest could not calibrate its clock, run $pc_try of 3"
+		{ [ $pc_rc != 0 ] && perftest_again $pc_try "$1"; } || break
 		pc_try=$((pc_try + 1))
 	done
 	report "$pc_rc" "$1"
@@ -321,24 +322,24 @@ rping_pair "rping over IPv6: server in kwa on krwqw1, client in kwb on krwqw2, d
 # --- rdma_cm applications and perftest over rdma_cm, each way
 port=$((port + 1))
 ns_pair "ucmatose: rxe0 server, client in kwa on krwqw0, 4 connections x 50 messages each way" \
-	- kwa "cm_listening - $port" '^data transfers complete' \
+	- kwa "cm_listening $port" '^data transfers complete' \
 	"ucmatose -b 198.18.0.1 -p $port -c 4 -C 50 -S 1024" \
 	"ucmatose -s 198.18.0.1 -p $port -c 4 -C 50 -S 1024"
 port=$((port + 1))
 ns_pair "ucmatose: server in kwa on krwqw0, rxe0 client, 4 connections x 50 messages each way" \
-	kwa - "cm_listening kwa $port" '^data transfers complete' \
+	kwa - "cm_listening $port" '^data transfers complete' \
 	"ucmatose -b 198.18.0.2 -p $port -c 4 -C 50 -S 1024" \
 	"ucmatose -s 198.18.0.2 -p $port -c 4 -C 50 -S 1024"
 port=$((port + 1))
 ns_pair "ucmatose: server in kwb on krwqw2, client in kwa on krwqw1, 4 connections x 50 messages each way" \
-	kwb kwa "cm_listening kwb $port" '^data transfers complete' \
+	kwb kwa "cm_listening $port" '^data transfers complete' \
 	"ucmatose -b 198.18.1.2 -p $port -c 4 -C 50 -S 1024" \
 	"ucmatose -s 198.18.1.2 -p $port -c 4 -C 50 -S 1024"
 # rstream krwq <-> rxe is left out: on this kernel rsocket traffic trips
 # KASAN in rxe itself (rxe_mr_copy), as cm.sh notes
 port=$((port + 1))
 ns_pair "rstream (rsocket): server in kwb on krwqw2, client in kwa on krwqw1, 100 x 64 KiB each way, data verified" \
-	kwb kwa "cm_listening kwb $port" '^custom +64k +100 +1 ' \
+	kwb kwa "cm_listening $port" '^custom +64k +100 +1 ' \
 	"rstream -b 198.18.1.2 -p $port -S 65536 -C 100 -T v" \
 	"rstream -s 198.18.1.2 -p $port -S 65536 -C 100 -T v"
 # (tap.sh counts in n: the iterations are cm_iters)
@@ -389,71 +390,31 @@ netem_links() {
 		tc ${nl_ns:+-n $nl_ns} qdisc add dev "$nl_dev" root netem $1 || return 1
 	done
 }
-# rping_fault NAME SNS SADDR CNS: rping_pair through netem.  rping's
-# client ends with rdma_disconnect() and at once destroys its rdma_cm ID,
-# which stops the kernel's CM from sending its DREQ again: one DREQ lost,
-# and the server waits for a disconnect that never comes.  So once its
-# client has passed, the server has 10 s to end; one still waiting then,
-# with nothing on its standard error, is ended and passes (a "#" line
-# says so).  A server that fails ends by itself, with its error.
-rping_fault() {
-	port=$((port + 1))
-	# started as a command, not through in_ns: a function would run in a
-	# child shell of its own, and $! would be that shell's, not rping's
-	# (busybox's timeout becomes the program it runs)
-	if [ "$2" = - ]; then
-		timeout 120 rping -s -a "$3" -p $port -C $rp_iters -S 4096 -V \
-			> /tmp/server.log 2> /tmp/server.err &
-	else
-		ip netns exec "$2" timeout 120 rping -s -a "$3" -p $port -C $rp_iters \
-			-S 4096 -V > /tmp/server.log 2> /tmp/server.err &
-	fi
-	rf_s=$!
-	wait_for 60 cm_listening "$2" $port
-	in_ns "$4" timeout 90 rping -c -a "$3" -p $port -C $rp_iters -S 4096 -V \
-		> $log 2> /tmp/client.err
-	rf_c=$?
-	rf_waited=
-	if [ $rf_c = 0 ] && ! wait_for 10 ended $rf_s; then
-		kill $rf_s 2> /dev/null
-		rf_waited=1
-	fi
-	wait $rf_s
-	rf_sc=$?
-	# ended by that kill (SIGTERM), and not by an error of its own
-	if [ -n "$rf_waited" ] && [ "$rf_sc" = 143 ] && ! [ -s /tmp/server.err ]; then
-		echo "# $1: the server waited for the disconnect after its client passed: ended"
-		rf_sc=0
-	fi
-	pair_log $rf_c $rf_sc
-	[ $rf_c = 0 ] && [ $rf_sc = 0 ]
-	report $? "$1"
-}
-# ended PID: process PID has ended
-# shellcheck disable=SC2317 # called through wait_for
-ended() {
-	! kill -0 "$1" 2> /dev/null
-}
 # resends: krwq's requesters' resends so far, after a timeout or a PSN
 # sequence error NAK
 resends() {
 	echo $(($(stat_of krwqw0 ack_timeouts) + $(stat_of krwqw1 ack_timeouts) +
 		$(stat_of krwqw2 ack_timeouts)))
 }
+# rping under faults: its client ends with rdma_disconnect() and at once
+# destroys its rdma_cm ID, which stops the kernel's CM from sending its
+# DREQ again: one DREQ lost, and the server waits for a disconnect that
+# never comes.  So the server gets 10 s after its client passed (ns_run's
+# GRACE); one that fails ends by itself, with its error.
 rp_iters=20
 for fault in "loss 3%" "duplicate 1%" "delay 1ms reorder 25% 50%" "corrupt 0.5%"; do
 	t0=$(resends)
 	netem_links "$fault" > $log 2>&1
 	report $? "tc netem $fault on vrx, vka, vab and vba"
-	rping_fault "netem $fault: rping, rxe0 server, client in kwa on krwqw0, data checked" \
-		- 198.18.0.1 kwa
-	rping_fault "netem $fault: rping, server in kwa on krwqw0, rxe0 client, data checked" \
-		kwa 198.18.0.2 -
-	rping_fault "netem $fault: rping, server in kwa on krwqw1, client in kwb on krwqw2, data checked" \
-		kwa 198.18.1.1 kwb
+	rping_pair "netem $fault: rping, rxe0 server, client in kwa on krwqw0, data checked" \
+		- 198.18.0.1 kwa 10
+	rping_pair "netem $fault: rping, server in kwa on krwqw0, rxe0 client, data checked" \
+		kwa 198.18.0.2 - 10
+	rping_pair "netem $fault: rping, server in kwa on krwqw1, client in kwb on krwqw2, data checked" \
+		kwa 198.18.1.1 kwb 10
 	port=$((port + 1))
 	ns_pair "netem $fault: rstream, server in kwb on krwqw2, client in kwa on krwqw1, 20 x 64 KiB each way, data verified" \
-		kwb kwa "cm_listening kwb $port" '^custom +64k +20 +1 ' \
+		kwb kwa "cm_listening $port" '^custom +64k +20 +1 ' \
 		"rstream -b 198.18.1.2 -p $port -S 65536 -C 20 -T v" \
 		"rstream -s 198.18.1.2 -p $port -S 65536 -C 20 -T v"
 	case $fault in
