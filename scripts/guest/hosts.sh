@@ -18,7 +18,10 @@
 #                    ib_write_bw and ib_read_bw -R, and NVMe-oF both
 #                    ways: B's nvme-rdma against A's target, and A's
 #                    against a target on B, each SIZE_MIB (default 64)
-#                    written and verified
+#                    written and verified; then, krwqb against krwqa,
+#                    NVMe-oF (16 MiB verified) through netem's 3% loss,
+#                    1% duplication, 25% reordering and 0.5% corruption
+#                    on both ends of the link, one at a time
 # Each prints TAP and ends with "N passed, N failed".
 #
 # The requests: B sends one line to A's TCP port 7000 (busybox nc; A runs
@@ -153,9 +156,10 @@ serve() {
 	wait_for 1500 test -e $done_flag
 	report $? "host B said done"
 	kill $nc_pid 2> /dev/null
+	# its ICRC errors are B's to judge: B's faults corrupt packets
 	c_tx=$(stat_of krwqa wire_tx_packets) c_rx=$(stat_of krwqa wire_rx_packets)
 	c_bad=$(stat_of krwqa wire_icrc_errors)
-	[ "$c_tx" -gt 0 ] && [ "$c_rx" -gt 0 ] && [ "$c_bad" = 0 ]
+	[ "$c_tx" -gt 0 ] && [ "$c_rx" -gt 0 ]
 	report $? "krwqa's counters: $c_tx packets out, $c_rx in, $c_bad ICRC errors"
 	target_down "$nqn"
 	modules_down
@@ -270,6 +274,88 @@ nvme_host() {
 	fi
 }
 
+# icrc_of_a: krwqa's ICRC errors, as A's rdma tool counts them; "?" if
+# A did not say (no answer, or no such counter)
+icrc_of_a() {
+	ia_out=$(ask run 30 rdma statistic show link krwqa/1)
+	ia_n=$(echo "$ia_out" | tr ' ' '\n' | grep -A1 -x wire_icrc_errors | tail -n 1)
+	case $ia_out in
+	"status 0"*) ;;
+	*) ia_n= ;;
+	esac
+	case $ia_n in
+	'' | *[!0-9]*) echo "?" ;;
+	*) echo "$ia_n" ;;
+	esac
+}
+
+# counted N...: each N is a count (not "?" or empty)
+counted() {
+	for cn; do
+		case $cn in '' | *[!0-9]*) return 1 ;; esac
+	done
+}
+
+# netem_off: no netem on either end of the link, each cleared whatever
+# became of the other
+netem_off() {
+	tc qdisc del dev eth0 root > $log 2>&1
+	no_rc=$?
+	ask run 30 /sbin/tc qdisc del dev eth0 root >> $log
+	grep -qx 'status 0' $log && [ $no_rc = 0 ]
+}
+
+# faults: NVMe-oF through netem on both ends of the link, one fault at a
+# time: 3% of packets lost, 1% duplicated, 25% reordered (sent ahead of
+# the others, which wait 1 ms), 0.5% corrupted.  Each time this host's
+# nvme-rdma connects to A's target and writes 16 MiB, reads them back and
+# verifies them: the kernel's own RC traffic (capsules by SEND, data by
+# RDMA READ and WRITE), nothing lost or written twice.  Each round
+# writes a range of its own that no run wrote before (from 64 MiB on:
+# fio's verify would pass an earlier run's blocks), within fio_tmo of
+# 200 s a step, so that a failing round still ends inside the boot's
+# time.  The corrupted packets must fail their ICRC at both ends.  Sets
+# a_icrc: krwqa's ICRC errors after the faults.
+faults() {
+	fl_mib=$size_mib fl_tmo=$fio_tmo
+	size_mib=16 fio_tmo=200
+	fl_off=64
+	check "modprobe nvme-rdma" 60 modprobe nvme-rdma
+	for fault in "loss 3%" "duplicate 1%" "delay 1ms reorder 25% 50%" "corrupt 0.5%"; do
+		fl_b=$(stat_of krwqb wire_icrc_errors) fl_a=$(icrc_of_a)
+		# A's by its path: busybox's timeout, which runs A's requests,
+		# would run its own tc applet
+		# shellcheck disable=SC2086 # the fault is words
+		tc qdisc replace dev eth0 root netem $fault > $log 2>&1 &&
+			ask run 30 /sbin/tc qdisc replace dev eth0 root netem $fault >> $log &&
+			grep -qx 'status 0' $log
+		report $? "$label netem $fault on both ends of the link"
+		echo "# $label netem $fault: NVMe-oF, nvme-rdma here, nvmet-rdma on A"
+		fio_offset=$fl_off nvme_host "$nqn" $a4
+		fl_off=$((fl_off + size_mib))
+		fl_b2=$(stat_of krwqb wire_icrc_errors) fl_a2=$(icrc_of_a)
+		case $fault in
+		corrupt*)
+			counted "$fl_a" "$fl_a2" && [ "$fl_b2" -gt "$fl_b" ] && [ "$fl_a2" -gt "$fl_a" ]
+			report $? "$label netem $fault: corrupted packets failed their ICRC and were dropped (krwqb $fl_b -> $fl_b2, krwqa $fl_a -> $fl_a2)"
+			;;
+		*)
+			counted "$fl_a" "$fl_a2" && [ "$fl_b2" = "$fl_b" ] && [ "$fl_a2" = "$fl_a" ]
+			report $? "$label netem $fault: no ICRC error at either end (krwqb $fl_b2, krwqa $fl_a2)"
+			;;
+		esac
+	done
+	netem_off
+	report $? "$label netem off both ends of the link"
+	a_icrc=$(icrc_of_a)
+	# modprobe -r's status covers the dependencies it then tries to drop:
+	# what counts is that nvme-rdma is gone (as modules_down)
+	timeout 60 modprobe -r nvme-rdma > $log 2>&1
+	! loaded nvme_rdma
+	report $? "modprobe -r nvme-rdma: gone"
+	size_mib=$fl_mib fio_tmo=$fl_tmo
+}
+
 drive() {
 	# each test's port, across both devices' rounds
 	port=18800
@@ -280,9 +366,11 @@ drive() {
 	link_add krwq krwqb eth0
 	against krwqb
 	c_tx=$(stat_of krwqb wire_tx_packets) c_bad=$(stat_of krwqb wire_icrc_errors)
-	c_local=$(stat_of krwqb local_msgs)
-	[ "$c_tx" -gt 0 ] && [ "$c_bad" = 0 ]
-	report $? "krwqb's counters: $c_tx packets out, $c_bad ICRC errors, $c_local messages on the local path"
+	c_local=$(stat_of krwqb local_msgs) c_abad=$(icrc_of_a)
+	has_stat krwqb wire_icrc_errors && [ "$c_tx" -gt 0 ] && [ "$c_bad" = 0 ] &&
+		[ "$c_abad" = 0 ]
+	report $? "krwqb's counters: $c_tx packets out, $c_bad ICRC errors (krwqa $c_abad), $c_local messages on the local path"
+	faults
 	check "rdma link delete krwqb" 60 rdma link delete krwqb
 	check "rmmod krwq" 60 rmmod krwq
 
@@ -291,6 +379,9 @@ drive() {
 	check "modprobe rdma_rxe" 60 modprobe rdma_rxe
 	link_add rxe rxeb eth0
 	against rxeb
+	c_abad=$(icrc_of_a)
+	counted "$a_icrc" "$c_abad" && [ "$c_abad" = "$a_icrc" ]
+	report $? "krwqa: no ICRC error from rxeb's packets ($a_icrc, then $c_abad)"
 	check "rdma link delete rxeb" 60 rdma link delete rxeb
 
 	ask "done" > /dev/null

@@ -248,10 +248,13 @@ io_path() {
 	esac
 }
 
-# fio_pattern TARGET [fio option...]: SIZE_MIB in 128 KiB blocks from
-# offset 0 with a crc32c verify header in each; with --do_verify=0 it
+# fio_pattern TARGET [fio option...]: SIZE_MIB in 128 KiB blocks with a
+# crc32c verify header in each; with --do_verify=0 it
 # lays the pattern down, with --verify_only=1 it reads it back and checks
-# it (the same job, so the same offsets and seed).  A shallow queue: rxe
+# it (the same job, so the same offsets and seed).  From offset 0, or
+# fio_offset MiB if set: fio's verify checks each block's offset and
+# crc, not which run wrote it, so only a range no earlier run wrote
+# shows a write that never landed.  A shallow queue: rxe
 # under TCG and KASAN answers in softirq, and 16 deep it starved a vCPU
 # into soft lockups
 # shellcheck disable=SC2154 # size_mib: the caller's
@@ -260,7 +263,8 @@ fio_pattern() {
 	shift
 	timeout $fio_tmo fio --name=krwq-nvmeof --filename="$(io_path "$dev")" \
 		--ioengine=libaio --direct=1 --rw=write --bs=128k --iodepth=4 \
-		--size="${size_mib}M" --verify=crc32c "$@" > "$log" 2>&1
+		--size="${size_mib}M" --verify=crc32c ${fio_offset:+--offset=${fio_offset}M} \
+		"$@" > "$log" 2>&1
 }
 
 # fio_ok STATUS WHAT: fio exited 0, its job reports err= 0, WHAT (READ or
