@@ -58,6 +58,8 @@ pp_iters=100 pf_iters=200 rp_iters=50
 . /krwq/lib/pair.sh
 # shellcheck source=roce.sh
 . /krwq/lib/roce.sh
+# each result preceded by its time: where the boot's minutes go
+tap_t0=$(cut -d. -f1 /proc/uptime)
 
 # tap_detail (tap.sh's, redefined): a failure shows the last lines of
 # the log and where every RC and UC QP of the krwq devices stands
