@@ -156,7 +156,8 @@ ns_pair() {
 }
 
 # ns_run NAME SNS CNS READY REGEX "SERVER" "CLIENT" [GRACE]: ns_pair's
-# run, without its report: the status says whether it passed.  With
+# run, without its report: the status says whether it passed.  A server
+# whose client failed has 10 s to end, then is killed.  With
 # GRACE, a server still running GRACE seconds after its client passed is
 # killed, and passes if that kill is what ended it and it wrote nothing
 # on its standard error: for a server that may wait on a message the
@@ -176,6 +177,10 @@ ns_run() {
 		kill $np_s 2> /dev/null
 		np_killed=1
 	fi
+	# a server whose client failed may wait for it until its timeout:
+	# 10 s, then it is killed (and fails), so a run to be made again
+	# (perftest_again) does not wait out the rest of its two minutes
+	[ $np_c = 0 ] || wait_for 10 pid_gone $np_s || kill $np_s 2> /dev/null
 	wait $np_s
 	np_sc=$?
 	# ended by that kill (SIGTERM), and not by an error of its own
