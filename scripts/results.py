@@ -76,8 +76,8 @@ def table(summary):
     out = [f"make check at {summary['commit']}, {summary['date']}: "
            f"{summary['passed']} passed, {summary['failed']} failed, "
            f"{summary['seconds']} s ({summary['seconds'] / 60:.1f} min)", "",
-           *(["Share: of the run's wall time; the stages of two lanes side by side",
-               "overlap, so the shares add up to more than 100%.", ""]
+           *(["Share: of the run's wall time; two stages run side by side, so the",
+               "shares add up to more than 100%.", ""]
              if summary.get("wall") else []),
            "| stage | passed | failed | seconds | share |",
            "| --- | ---: | ---: | ---: | ---: |"]
