@@ -11,7 +11,10 @@
 
 summary.json is {"commit", "date", "seconds", "wall", "passed", "failed",
 "stages": [{"stage", "passed", "failed", "seconds"}], "dose": {NAME: N},
-"boots": [{"kernel", "seconds", "status", "command"}]}.
+"boots": [{"kernel", "seconds", "status", "cpu", "command"}], "cpu_busy"}:
+cpu_busy is the share of the machine's CPU time that was busy over the
+run (all CPUs, from /proc/stat), a boot's cpu the CPU seconds its QEMU
+used.
 """
 
 import datetime
@@ -46,15 +49,18 @@ def read_dose(path):
 
 
 def read_boots(path):
-    """scripts/vm's record of each boot: KERNEL, SECONDS, STATUS, COMMAND."""
+    """scripts/vm's record of each boot: KERNEL, SECONDS, STATUS, CPU,
+    COMMAND."""
     boots = []
     if os.path.exists(path):
         with open(path, errors="replace") as f:
             for line in f:
-                kernel, secs, status, command = (line.rstrip("\n").split("\t", 3) + [""])[:4]
+                kernel, secs, status, cpu, command = (line.rstrip("\n").split("\t", 4)
+                                                      + [""])[:5]
                 try:
                     boots.append({"kernel": kernel, "seconds": float(secs),
-                                  "status": int(status), "command": command.strip()})
+                                  "status": int(status), "cpu": int(cpu),
+                                  "command": command.strip()})
                 except ValueError:
                     continue  # a line cut short: the boot's figures are lost, not the run's
     return boots
@@ -84,15 +90,19 @@ def table(summary):
     for s in summary["stages"]:
         out.append(f"| {s['stage']} | {s['passed']} | {s['failed']} | {s['seconds']} | "
                    f"{100 * s['seconds'] / total:.0f}% |")
+    if summary.get("cpu_busy") is not None:
+        out += ["", f"The CPUs were {100 * summary['cpu_busy']:.0f}% busy over the run."]
     boots = sorted(summary["boots"], key=lambda b: -b["seconds"])
     if boots:
         vm = sum(b["seconds"] for b in boots)
-        out += ["", f"{len(boots)} VM boots, {vm:.0f} s in all:", "",
-                "| kernel | seconds | status | command |", "| --- | ---: | ---: | --- |"]
+        out += ["", f"{len(boots)} VM boots, {vm:.0f} s in all (CPU: the CPU seconds "
+                "its QEMU used):", "",
+                "| kernel | seconds | CPU | status | command |",
+                "| --- | ---: | ---: | ---: | --- |"]
         for b in boots:
             cmd = b["command"][:48].replace("|", "\\|")
-            out.append(f"| {kernel_name(b['kernel'])} | {b['seconds']:.0f} | {b['status']} | "
-                       f"`{cmd}` |")
+            out.append(f"| {kernel_name(b['kernel'])} | {b['seconds']:.0f} | "
+                       f"{b.get('cpu', '?')} | {b['status']} | `{cmd}` |")
     return "\n".join(out)
 
 
@@ -107,10 +117,11 @@ def bench_table(rows, report):
     return "\n".join(out)
 
 
-def summary_cmd(folder, commit, out=sys.stdout, seconds=None):
+def summary_cmd(folder, commit, out=sys.stdout, seconds=None, cpu_busy=None):
     """Write FOLDER/summary.json, print the table on OUT, return the summary.
     SECONDS: the run's wall time (stages side by side overlap); without it,
-    the stages' seconds added up."""
+    the stages' seconds added up.  CPU_BUSY: the busy share of the CPUs
+    over the run, if known."""
     stages = read_tally(os.path.join(folder, "tally"))
     summary = {
         "commit": commit,
@@ -122,6 +133,7 @@ def summary_cmd(folder, commit, out=sys.stdout, seconds=None):
         "stages": stages,
         "dose": read_dose(os.path.join(folder, "dose")),
         "boots": read_boots(os.path.join(folder, "boots.tsv")),
+        "cpu_busy": cpu_busy,
     }
     with open(os.path.join(folder, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
