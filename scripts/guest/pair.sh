@@ -25,6 +25,10 @@
 #                         whether run TRY (of 3) of test NAME goes again:
 #                         perftest could not fit its clock (its words in
 #                         $log); says so in a "#" line
+#   perftest_tries NAME FUNCTION ARG...
+#                         FUNCTION ARG... (a run on a port of its own),
+#                         again while it fails and perftest_again says
+#                         so; then report NAME with its last status
 #   pair REGEX NAME SERVER... [-- CLIENT...]
 #                         run_pair, then report NAME: both exited 0 and a
 #                         line of the client's output matches REGEX
@@ -102,18 +106,32 @@ perftest_again() {
 	echo "# $2: perftest could not calibrate its clock, run $1 of 3"
 }
 
-pair() {
-	pr_re=$1 pr_name=$2
-	shift 2
-	pr_try=1
+perftest_tries() {
+	pt_name=$1 pt_try=1
+	shift
 	while :; do
-		run_pair "$@"
-		perftest_again $pr_try "$pr_name" || break
-		pr_try=$((pr_try + 1))
+		"$@"
+		pt_rc=$?
+		{ [ $pt_rc != 0 ] && perftest_again $pt_try "$pt_name"; } || break
+		pt_try=$((pt_try + 1))
 	done
-	pr_ok=1
+	report "$pt_rc" "$pt_name"
+}
+
+# pair_once REGEX SERVER... [-- CLIENT...]: one run of pair's
+pair_once() {
+	pr_re=$1
+	shift
+	run_pair "$@"
 	[ "$crc" = 0 ] && [ "$src" = 0 ] &&
-		sed '/^--- server$/,$d' "$log" | grep -Eq "$pr_re" && pr_ok=0
-	[ $pr_ok = 0 ] || echo "client exited $crc, server $src" >> "$log"
-	report $pr_ok "$pr_name"
+		sed '/^--- server$/,$d' "$log" | grep -Eq "$pr_re" && return 0
+	echo "client exited $crc, server $src" >> "$log"
+	return 1
+}
+
+pair() {
+	pr_name=$2
+	pr_re=$1
+	shift 2
+	perftest_tries "$pr_name" pair_once "$pr_re" "$@"
 }

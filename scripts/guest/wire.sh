@@ -115,17 +115,15 @@ perf_pair() {
 		report 1 "$1" "no GID for $5 on $4 or for $8 on $7"
 		return
 	fi
-	pf_try=1
-	while :; do
-		port=$((port + 1))
-		ns_run "$1" "$3" "$6" "listening_in $3 $port" "^ *[0-9]+ +$pf_iters " \
-			"$2 -d $4 -x $sg -n $pf_iters -p $port" \
-			"$2 -d $7 -x $cg -n $pf_iters -p $port $5"
-		pf_rc=$?
-		{ [ $pf_rc != 0 ] && perftest_again $pf_try "$1"; } || break
-		pf_try=$((pf_try + 1))
-	done
-	report "$pf_rc" "$1"
+	perftest_tries "$1" perf_once "$@"
+}
+
+# perf_once: one run of perf_pair's, its arguments and $sg, $cg
+perf_once() {
+	port=$((port + 1))
+	ns_run "$1" "$3" "$6" "listening_in $3 $port" "^ *[0-9]+ +$pf_iters " \
+		"$2 -d $4 -x $sg -n $pf_iters -p $port" \
+		"$2 -d $7 -x $cg -n $pf_iters -p $port $5"
 }
 
 # rping_pair NAME SNS SADDR CNS [GRACE]: rdma_cm's rping, rp_iters pings
@@ -204,19 +202,17 @@ pid_gone() {
 # race between its server's two listens, user/cm_delay/); the client
 # must report its row for SIZE bytes and ITERS iterations.  A run whose
 # client could not fit perftest's clock (the guest loaded) goes again, up
-# to three runs, as perf_pair's does.
+# to three runs (perftest_tries), as perf_pair's does.
 perftest_cm() {
-	pc_try=1
-	while :; do
-		port=$((port + 1))
-		ns_run "$1" "$2" "$5" "cm_listening $port" "^ *$7 +$8 +[0-9.]+" \
-			"$9 -d $3 -R -p $port" \
-			"env LD_PRELOAD=/krwq/bin/cm_delay.so $9 -d $6 -R -p $port $4"
-		pc_rc=$?
-		{ [ $pc_rc != 0 ] && perftest_again $pc_try "$1"; } || break
-		pc_try=$((pc_try + 1))
-	done
-	report "$pc_rc" "$1"
+	perftest_tries "$1" perftest_cm_once "$@"
+}
+
+# perftest_cm_once: one run of perftest_cm's, its arguments
+perftest_cm_once() {
+	port=$((port + 1))
+	ns_run "$1" "$2" "$5" "cm_listening $port" "^ *$7 +$8 +[0-9.]+" \
+		"$9 -d $3 -R -p $port" \
+		"env LD_PRELOAD=/krwq/bin/cm_delay.so $9 -d $6 -R -p $port $4"
 }
 
 # --- the namespaces, rxe0 and the krwq devices
