@@ -305,9 +305,35 @@ netem_off() {
 	grep -qx 'status 0' $log && [ $no_rc = 0 ]
 }
 
-# faults: NVMe-oF through netem on both ends of the link, one fault at a
-# time: 3% of packets lost, 1% duplicated, 25% reordered (sent ahead of
-# the others, which wait 1 ms), 0.5% corrupted.  Each time this host's
+# fault_round FAULT: faults()'s round under netem FAULT on both ends
+fault_round() {
+	fault=$1
+	fl_b=$(stat_of krwqb wire_icrc_errors) fl_a=$(icrc_of_a)
+	# A's by its path: busybox's timeout, which runs A's requests,
+	# would run its own tc applet
+	# shellcheck disable=SC2086 # the fault is words
+	tc qdisc replace dev eth0 root netem $fault > $log 2>&1 &&
+		ask run 30 /sbin/tc qdisc replace dev eth0 root netem $fault >> $log &&
+		grep -qx 'status 0' $log
+	report $? "$label netem $fault on both ends of the link"
+	echo "# $label netem $fault: NVMe-oF, nvme-rdma here, nvmet-rdma on A"
+	fio_offset=$fl_off nvme_host "$nqn" $a4
+	fl_off=$((fl_off + size_mib))
+	fl_b2=$(stat_of krwqb wire_icrc_errors) fl_a2=$(icrc_of_a)
+	case $fault in
+	corrupt*)
+		counted "$fl_a" "$fl_a2" && [ "$fl_b2" -gt "$fl_b" ] && [ "$fl_a2" -gt "$fl_a" ]
+		report $? "$label netem $fault: corrupted packets failed their ICRC and were dropped (krwqb $fl_b -> $fl_b2, krwqa $fl_a -> $fl_a2)"
+		;;
+	*)
+		counted "$fl_a" "$fl_a2" && [ "$fl_b2" = "$fl_b" ] && [ "$fl_a2" = "$fl_a" ]
+		report $? "$label netem $fault: no ICRC error at either end (krwqb $fl_b2, krwqa $fl_a2)"
+		;;
+	esac
+}
+
+# faults: NVMe-oF through netem on both ends of the link, each of
+# roce.sh's faults alone (each_fault).  Each time this host's
 # nvme-rdma connects to A's target and writes 16 MiB, reads them back and
 # verifies them: the kernel's own RC traffic (capsules by SEND, data by
 # RDMA READ and WRITE), nothing lost or written twice.  Each round
@@ -321,30 +347,7 @@ faults() {
 	size_mib=16 fio_tmo=200
 	fl_off=64
 	check "modprobe nvme-rdma" 60 modprobe nvme-rdma
-	for fault in "loss 3%" "duplicate 1%" "delay 1ms reorder 25% 50%" "corrupt 0.5%"; do
-		fl_b=$(stat_of krwqb wire_icrc_errors) fl_a=$(icrc_of_a)
-		# A's by its path: busybox's timeout, which runs A's requests,
-		# would run its own tc applet
-		# shellcheck disable=SC2086 # the fault is words
-		tc qdisc replace dev eth0 root netem $fault > $log 2>&1 &&
-			ask run 30 /sbin/tc qdisc replace dev eth0 root netem $fault >> $log &&
-			grep -qx 'status 0' $log
-		report $? "$label netem $fault on both ends of the link"
-		echo "# $label netem $fault: NVMe-oF, nvme-rdma here, nvmet-rdma on A"
-		fio_offset=$fl_off nvme_host "$nqn" $a4
-		fl_off=$((fl_off + size_mib))
-		fl_b2=$(stat_of krwqb wire_icrc_errors) fl_a2=$(icrc_of_a)
-		case $fault in
-		corrupt*)
-			counted "$fl_a" "$fl_a2" && [ "$fl_b2" -gt "$fl_b" ] && [ "$fl_a2" -gt "$fl_a" ]
-			report $? "$label netem $fault: corrupted packets failed their ICRC and were dropped (krwqb $fl_b -> $fl_b2, krwqa $fl_a -> $fl_a2)"
-			;;
-		*)
-			counted "$fl_a" "$fl_a2" && [ "$fl_b2" = "$fl_b" ] && [ "$fl_a2" = "$fl_a" ]
-			report $? "$label netem $fault: no ICRC error at either end (krwqb $fl_b2, krwqa $fl_a2)"
-			;;
-		esac
-	done
+	each_fault fault_round
 	netem_off
 	report $? "$label netem off both ends of the link"
 	a_icrc=$(icrc_of_a)

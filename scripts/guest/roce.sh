@@ -22,11 +22,23 @@
 #                             a wildcard listener is listed per device)
 #   perftest_json FILE KEY    a figure from perftest's --out_json report,
 #                             whose lines read "KEY: VALUE,"; empty if none
+#   each_fault FUNCTION       FUNCTION FAULT for each link fault that the
+#                             wire and two-host rounds put on with netem,
+#                             one at a time: 3% of packets lost, 1%
+#                             duplicated, 25% reordered (sent ahead of the
+#                             others, which wait 1 ms), 0.5% corrupted;
+#                             FAULT is netem's words for it
 #   wire_topology             the wire's namespaces (wire.sh draws them):
 #                             kwa and kwb, veth vrx (here) - vka (kwa) with
 #                             198.18.0.1-2/24 and fd00:18::1-2/64, veth vab
 #                             (kwa) - vba (kwb) with 198.18.1.1-2/24 and
 #                             fd00:19::1-2/64, all up
+
+each_fault() {
+	for ef_fault in "loss 3%" "duplicate 1%" "delay 1ms reorder 25% 50%" "corrupt 0.5%"; do
+		"$1" "$ef_fault"
+	done
+}
 
 wait_for() {
 	wf_end=$(($(cut -d. -f1 /proc/uptime) + $1))

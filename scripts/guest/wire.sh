@@ -404,8 +404,9 @@ resends() {
 # DREQ again: one DREQ lost, and the server waits for a disconnect that
 # never comes.  So the server gets 10 s after its client passed (ns_run's
 # GRACE); one that fails ends by itself, with its error.
-rp_iters=20
-for fault in "loss 3%" "duplicate 1%" "delay 1ms reorder 25% 50%" "corrupt 0.5%"; do
+# fault_round FAULT: the round under netem FAULT
+fault_round() {
+	fault=$1
 	t0=$(resends)
 	netem_links "$fault" > $log 2>&1
 	report $? "tc netem $fault on vrx, vka, vab and vba"
@@ -435,7 +436,9 @@ for fault in "loss 3%" "duplicate 1%" "delay 1ms reorder 25% 50%" "corrupt 0.5%"
 			kwa krwqw1 198.18.1.1 kwb krwqw2 198.18.1.2
 		;;
 	esac
-done
+}
+rp_iters=20
+each_fault fault_round
 netem_links none > /dev/null 2>&1
 rp_iters=50
 
