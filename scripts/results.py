@@ -96,7 +96,7 @@ def table(summary):
     if boots:
         vm = sum(b["seconds"] for b in boots)
         out += ["", f"{len(boots)} VM boots, {vm:.0f} s in all (CPU: the CPU seconds "
-                "its QEMU used):", "",
+                "the boot used, QEMU's and its console's copy):", "",
                 "| kernel | seconds | CPU | status | command |",
                 "| --- | ---: | ---: | ---: | --- |"]
         for b in boots:
