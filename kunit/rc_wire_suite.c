@@ -29,6 +29,7 @@
 
 #include "../module/krwq.h"
 #include "../module/resp.h"
+#include "../module/sq.h"
 #include "../module/wire.h"
 #include "counter.h"
 #include "qp_state.h"
@@ -469,6 +470,37 @@ static void rw_read_resp(struct kunit *t, struct krwq_qp *qp, u8 op,
 }
 
 /*
+ * The request krwq_wire_read_rest() builds for the READ at sq_tail: an
+ * RDMA READ request with PSN @psn for @len bytes from @va under @rkey.
+ */
+static void rw_expect_read_rest(struct kunit *t, struct krwq_qp *qp, u32 psn,
+				u64 va, u32 rkey, u32 len)
+{
+	struct krwq_wire_pkt pkt = {};
+	struct sk_buff_head out;
+	struct sk_buff *skb;
+	unsigned long flags;
+	int hlen;
+
+	__skb_queue_head_init(&out);
+	spin_lock_irqsave(&qp->s_lock, flags);
+	krwq_wire_read_rest(qp, krwq_sq_entry(qp, qp->sq_tail), &out);
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	skb = __skb_dequeue(&out);
+	KUNIT_ASSERT_NOT_NULL(t, skb);
+	KUNIT_EXPECT_TRUE(t, skb_queue_empty(&out));
+	__skb_queue_purge(&out);
+	hlen = krwq_wire_parse(&pkt, skb->data, skb->len);
+	kfree_skb(skb);
+	KUNIT_ASSERT_GT(t, hlen, 0);
+	KUNIT_EXPECT_EQ(t, pkt.opcode, IB_OPCODE_RC_RDMA_READ_REQUEST);
+	KUNIT_EXPECT_EQ(t, pkt.psn, psn);
+	KUNIT_EXPECT_EQ(t, pkt.va, va);
+	KUNIT_EXPECT_EQ(t, pkt.rkey, rkey);
+	KUNIT_EXPECT_EQ(t, pkt.dma_len, len);
+}
+
+/*
  * An RDMA READ of three responses whose local ACK timeout runs out after
  * the first came: the resend asks for the rest only (a READ request from
  * the response expected next, for the bytes still missing), and each
@@ -503,6 +535,9 @@ static void rw_read_resend_asks_for_rest(struct kunit *t)
 	rw_read_resp(t, qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST, RW_SQ_PSN,
 		     RW_MTU, 'a');
 	KUNIT_ASSERT_EQ(t, qp->wire_req.read_off, RW_MTU);
+	/* the resend asks for the last two responses' bytes, and no more */
+	rw_expect_read_rest(t, qp, RW_SQ_PSN + 1, wr.remote_addr + RW_MTU,
+			    wr.rkey, 2 * RW_MTU);
 	/* the timeout (18: about 1.07 s) runs out and the READ goes again */
 	for (ms = 0; ms < 10000 && !READ_ONCE(qp->ack_tries); ms += 50)
 		msleep(50);

@@ -6,6 +6,7 @@
  * s_lock, and queued on the run's list, which the run's caller sends
  * (tx.c) once it has released the lock.
  */
+#include <kunit/visibility.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_pack.h>
 
@@ -337,3 +338,4 @@ void krwq_wire_read_rest(struct krwq_qp *sqp, struct krwq_swqe *w,
 	if (krwq_tx_build(sqp->dev, &pkt, NULL, 0, &to, out) == -ENOMEM)
 		krwq_count(sqp->dev, KRWQ_STAT_WIRE_TX_DROPPED, 1);
 }
+EXPORT_SYMBOL_IF_KUNIT(krwq_wire_read_rest);
