@@ -18,6 +18,10 @@
 #    (the mount's options say rdma), the RC QPs of both sides in rdma
 #    resource, fio's crc32c pattern written to a file with direct I/O,
 #    the caches dropped, the pattern read back and verified, umount;
+#  - for a krwq device, NFSv4.2 under I/O (under_io): the netdev taken
+#    down and up, then the device deleted and added again, while fio
+#    writes; the hard mount carries on once the path is back, and the
+#    data written before and during both cuts verifies;
 #  - the server stopped and the modules unloaded.
 # Every command runs under timeout.  scripts/vm puts the libraries in
 # /krwq/lib.
@@ -96,6 +100,92 @@ modules_gone() {
 	report $? "modprobe -r nfsv4 nfsv3 nfs nfsd rpcrdma" "still loaded:$left; $(cat "$log")"
 }
 
+# nfs_writes: the NFS WRITE calls this client has sent (mountstats)
+nfs_writes() {
+	awk '$1 == "WRITE:" { n += $2 } END { print n + 0 }' /proc/self/mountstats
+}
+
+# nfs_connects: the times this client's RDMA transports connected
+# (mountstats' "xprt: rdma" lines, the connect count their fourth field)
+nfs_connects() {
+	awk '$1 == "xprt:" && $2 == "rdma" { n += $5 } END { print n + 0 }' /proc/self/mountstats
+}
+
+# writes_past N: more than N NFS WRITEs sent
+writes_past() {
+	[ "$(nfs_writes)" -gt "$1" ]
+}
+
+# bg_writes FILE: fio writing FILE (64 MiB, crc32c) in the background
+# and reading it back to verify when done; bg is its process, $bglog its
+# output.  Returns once its writes go to the server.  A hung mount
+# blocks fio where only SIGKILL reaches it.
+bg_writes() {
+	bglog=/tmp/nfs-bg.log
+	bw0=$(nfs_writes)
+	timeout -s KILL 600 fio --name=krwq-nfs-bg --filename="$1" --ioengine=libaio \
+		--direct=1 --rw=write --bs=128k --iodepth=4 --size=64M \
+		--verify=crc32c > "$bglog" 2>&1 &
+	bg=$!
+	# fio takes seconds to start under TCG
+	wait_for 60 writes_past $((bw0 + 8)) && kill -0 $bg 2> /dev/null
+	report $? "fio is writing $1 ($(($(nfs_writes) - bw0)) NFS WRITEs so far)" "$(cat "$bglog")"
+}
+
+# bg_done: the background fio ended well, all 64 MiB written and
+# verified
+bg_done() {
+	wait $bg
+	bg_rc=$?
+	[ $bg_rc = 0 ] && grep -q 'err= 0:' "$bglog" &&
+		grep -Eq '^ *WRITE: .*io=64(\.0)?MiB ' "$bglog" &&
+		grep -Eq '^ *READ: .*io=64(\.0)?MiB ' "$bglog" &&
+		! grep -Eqi 'verify.*(bad|fail)' "$bglog"
+	report $? "$1: fio's 64 MiB written and verified (status $bg_rc)" \
+		"$(tail -n 20 "$bglog"; dmesg | tail -n 10)"
+}
+
+# under_io NAME TYPE: NFSv4.2 over NAME with fio writing, through two
+# cuts: the netdev down for 5 s, then NAME deleted and added again.  The
+# mount is hard, so the client waits and carries on by itself once the
+# path is back.  A pattern written before the cuts must verify after.
+under_io() {
+	echo "# $1: NFSv4.2 under I/O, the path cut twice"
+	mount_rdma 4.2
+	grep -q " $mnt nfs" /proc/mounts || return
+	ui_mib=$size_mib
+	size_mib=16
+	write_and_verify $mnt/kept
+	# the check of the check zeroed the first block: write it again
+	fio_pattern $mnt/kept --do_verify=0
+	fio_ok $? WRITE
+	report $? "fio: $mnt/kept written again whole"
+
+	bg_writes $mnt/bg-netdev
+	check "ip link set nfs0 down, under I/O" 30 ip link set nfs0 down
+	sleep 5
+	check "ip link set nfs0 up" 30 ip link set nfs0 up
+	bg_done "nfs0 down for 5 s and up again"
+
+	bg_writes $mnt/bg-device
+	ui_c0=$(nfs_connects)
+	t0=$(now)
+	check "rdma link delete $1 under I/O" 120 rdma link delete "$1"
+	echo "# the delete took $(($(now) - t0)) s"
+	link_add "$2" "$1" nfs0
+	bg_done "$1 deleted and added again"
+	ui_c1=$(nfs_connects)
+	[ "$ui_c1" -gt "$ui_c0" ]
+	report $? "the client connected again over the new $1 (connects $ui_c0 -> $ui_c1)" \
+		"$(grep -A2 'xprt:' /proc/self/mountstats)"
+
+	check "drop the page cache" 30 sh -c 'sync && echo 3 > /proc/sys/vm/drop_caches'
+	verify_pattern $mnt/kept
+	rm -f $mnt/kept $mnt/bg-netdev $mnt/bg-device
+	check "umount $mnt" 60 umount $mnt
+	size_mib=$ui_mib
+}
+
 if [ $# -lt 1 ]; then
 	echo "usage: nfs.sh DEVICE... (TYPE:NAME, rxeN or siwN, each optionally @MIB)" >&2
 	exit 2
@@ -118,6 +208,7 @@ for spec in "$@"; do
 			check "umount $mnt" 60 umount $mnt
 		fi
 	done
+	[ "$type" != krwq ] || under_io "$name" "$type"
 	server_down
 	modules_gone
 	device_down "$name" nfs0
