@@ -23,8 +23,10 @@
 #    writes; the hard mount carries on once the path is back, and the
 #    data written before and during both cuts verifies;
 #  - the server stopped and the modules unloaded.
-# Every command runs under timeout.  scripts/vm puts the libraries in
-# /krwq/lib.
+# Every command runs under timeout (a command stuck where no signal
+# reaches it is bounded only by the VM's own), and the background fio is
+# waited for at most 600 s, then ended by a forced unmount.  scripts/vm
+# puts the libraries in /krwq/lib.
 # shellcheck source=scripts/guest/tap.sh
 . /krwq/lib/tap.sh
 # shellcheck source=scripts/guest/nvmeof-lib.sh
@@ -106,7 +108,8 @@ nfs_writes() {
 }
 
 # nfs_connects: the times this client's RDMA transports connected
-# (mountstats' "xprt: rdma" lines, the connect count their fourth field)
+# (mountstats' "xprt: rdma" lines: after "rdma", a 0, the bind count,
+# then the connect count, awk's $5)
 nfs_connects() {
 	awk '$1 == "xprt:" && $2 == "rdma" { n += $5 } END { print n + 0 }' /proc/self/mountstats
 }
@@ -118,8 +121,7 @@ writes_past() {
 
 # bg_writes FILE: fio writing FILE (64 MiB, crc32c) in the background
 # and reading it back to verify when done; bg is its process, $bglog its
-# output.  Returns once its writes go to the server.  A hung mount
-# blocks fio where only SIGKILL reaches it.
+# output.  Returns once its writes go to the server.
 bg_writes() {
 	bglog=/tmp/nfs-bg.log
 	bw0=$(nfs_writes)
@@ -132,9 +134,22 @@ bg_writes() {
 	report $? "fio is writing $1 ($(($(nfs_writes) - bw0)) NFS WRITEs so far)" "$(cat "$bglog")"
 }
 
-# bg_done: the background fio ended well, all 64 MiB written and
-# verified
+# bg_gone: the background fio has ended
+bg_gone() {
+	! kill -0 "$bg" 2> /dev/null
+}
+
+# bg_done WHAT: the background fio ended well, all 64 MiB written and
+# verified.  On a hard mount whose path never came back fio waits for its
+# I/O where no signal ends it, so after 600 s a forced unmount fails
+# that I/O; status 1 if fio had to be ended so (the caller stops there).
 bg_done() {
+	if ! wait_for 600 bg_gone; then
+		report 1 "$1: fio still waiting after 600 s" "$(tail -n 20 "$bglog"; dmesg | tail -n 10)"
+		timeout 60 umount -f $mnt > "$log" 2>&1
+		wait_for 60 bg_gone && wait $bg
+		return 1
+	fi
 	wait $bg
 	bg_rc=$?
 	[ $bg_rc = 0 ] && grep -q 'err= 0:' "$bglog" &&
@@ -165,7 +180,7 @@ under_io() {
 	check "ip link set nfs0 down, under I/O" 30 ip link set nfs0 down
 	sleep 5
 	check "ip link set nfs0 up" 30 ip link set nfs0 up
-	bg_done "nfs0 down for 5 s and up again"
+	bg_done "nfs0 down for 5 s and up again" || return
 
 	bg_writes $mnt/bg-device
 	ui_c0=$(nfs_connects)
@@ -173,7 +188,7 @@ under_io() {
 	check "rdma link delete $1 under I/O" 120 rdma link delete "$1"
 	echo "# the delete took $(($(now) - t0)) s"
 	link_add "$2" "$1" nfs0
-	bg_done "$1 deleted and added again"
+	bg_done "$1 deleted and added again" || return
 	ui_c1=$(nfs_connects)
 	[ "$ui_c1" -gt "$ui_c0" ]
 	report $? "the client connected again over the new $1 (connects $ui_c0 -> $ui_c1)" \
