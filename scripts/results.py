@@ -13,8 +13,8 @@ summary.json is {"commit", "date", "seconds", "wall", "passed", "failed",
 "stages": [{"stage", "passed", "failed", "seconds"}], "dose": {NAME: N},
 "boots": [{"kernel", "seconds", "status", "cpu", "command"}], "cpu_busy"}:
 cpu_busy is the share of the machine's CPU time that was busy over the
-run (all CPUs, from /proc/stat), a boot's cpu the CPU seconds its QEMU
-used.
+run (all CPUs, from /proc/stat), a boot's cpu the CPU seconds it used
+(QEMU's, and the copy of its console).
 """
 
 import datetime
