@@ -84,7 +84,7 @@ grep -m1 '^# bad inputs:' /tmp/verbs.log | sed 's/^# //'
 tap /tmp/verbs.log "krwq_hostile verbs (as uid $(as_user id -u))"
 
 as_user krwq_hostile -d krwq0 fuzz "$fuzz_secs" > /tmp/fuzz.log 2>&1
-grep '^# \(fuzzing\|errors\|fuzz calls\)' /tmp/fuzz.log | sed 's/^# /  /'
+grep '^# \(fuzzing\|errors\|fuzz calls\|ioctl:\)' /tmp/fuzz.log | sed 's/^# /  /'
 grep -m1 '^fuzz calls:' /tmp/fuzz.log
 tap /tmp/fuzz.log "krwq_hostile fuzz, $fuzz_secs s (as uid 1000)"
 
