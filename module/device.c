@@ -329,7 +329,8 @@ static struct krwq_dev *krwq_dev_alloc(struct net_device *ndev)
 
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
-	ibdev->num_comp_vectors = 1;
+	/* as rxe and siw: nvme-rdma, for one, makes an I/O queue per vector */
+	ibdev->num_comp_vectors = num_possible_cpus();
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_SRQ_RECV) |

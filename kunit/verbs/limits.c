@@ -40,6 +40,30 @@ void kv_cq_notify(struct kunit *t)
 }
 
 /**
+ * kv_cq_vectors() - a completion vector per possible CPU, as rxe and
+ * siw offer: nvme-rdma, for one, makes one I/O queue per vector.
+ * @t: the running case; its priv is the fixture (struct kv_env).
+ *
+ * A CQ on the last vector is made; one past it is refused.
+ */
+void kv_cq_vectors(struct kunit *t)
+{
+	struct kv_env *v = t->priv;
+	int n = v->dev->num_comp_vectors;
+	struct ib_cq *cq;
+
+	KUNIT_EXPECT_EQ(t, n, num_possible_cpus());
+	cq = ib_alloc_cq(v->dev, NULL, KV_DEPTH, n - 1, IB_POLL_WORKQUEUE);
+	KUNIT_EXPECT_FALSE(t, IS_ERR(cq));
+	if (!IS_ERR(cq))
+		ib_free_cq(cq);
+	cq = ib_alloc_cq(v->dev, NULL, KV_DEPTH, n, IB_POLL_WORKQUEUE);
+	KUNIT_EXPECT_PTR_EQ(t, cq, ERR_PTR(-EINVAL));
+	if (!IS_ERR(cq))
+		ib_free_cq(cq);
+}
+
+/**
  * kv_cq_overflow() - a CQ too small for its completions overflows.
  * @t: the running case; its priv is the fixture (struct kv_env).
  *

@@ -27,6 +27,7 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(kv_srq_limit_and_resize),
 	KUNIT_CASE(kv_ud),
 	KUNIT_CASE(kv_cq_notify),
+	KUNIT_CASE(kv_cq_vectors),
 	KUNIT_CASE(kv_cq_overflow),
 	KUNIT_CASE(kv_limits_enforced),
 	KUNIT_CASE_PARAM(kv_object_limit, kv_kind_params),
