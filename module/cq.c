@@ -5,10 +5,14 @@
  * that user space maps and polls without a system call.
  *
  * Completions are entered by the send path, flushes and errors, with the
- * locks of the lock order in krwq.h held; the completion handler is never
- * called from there but from notify_work, so a consumer's handler may post
- * and poll freely.  A full CQ is an overflow: the completion is lost, the
- * CQ raises IB_EVENT_CQ_ERR and the caller moves its QP to ERR.
+ * locks of the lock order in krwq.h held.  The RDMA core's own completion
+ * handlers only schedule their poller (a CQ from ib_alloc_cq(), polled
+ * from softirq or a work item) or queue an event (a user CQ's completion
+ * channel), so they are called right there, under cq->lock, one hand-off
+ * fewer per completion.  Any other kernel handler is called from
+ * notify_work, never under a krwq lock, so it may post and poll freely.
+ * A full CQ is an overflow: the completion is lost, the CQ raises
+ * IB_EVENT_CQ_ERR and the caller moves its QP to ERR.
  */
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -130,6 +134,13 @@ int krwq_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		if (!cq->ring)
 			goto err_count;
 	}
+	/*
+	 * A user CQ's handler, or the core's for a CQ of ib_alloc_cq(), which
+	 * gives it the poll batch (cq->wc) and its poll context before it
+	 * asks for the CQ; an IB_POLL_DIRECT CQ's handler only complains.
+	 */
+	cq->handler_schedules = udata ||
+		(ibcq->wc && ibcq->poll_ctx != IB_POLL_DIRECT);
 	spin_lock_init(&cq->lock);
 	INIT_WORK(&cq->notify_work, krwq_cq_notify_work);
 	INIT_WORK(&cq->event_work, krwq_cq_event_work);
@@ -383,7 +394,9 @@ static void krwq_uverbs_wc(struct ib_uverbs_wc *u, const struct ib_wc *wc)
  * @wc: the completion; wc->qp must be set.
  * @solicited: the completion is for a solicited event.
  *
- * May run with a QP's s_lock and a ring lock held (see krwq.h).
+ * May run with a QP's s_lock and a ring lock held (see krwq.h).  Calls
+ * the RDMA core's own completion handler in place when the CQ is armed
+ * (handler_schedules), any other handler from notify_work.
  *
  * Return: true, or false if the CQ overflowed (the caller moves the QP to
  * ERR).
@@ -418,7 +431,9 @@ bool krwq_cq_enter(struct krwq_cq *cq, const struct ib_wc *wc, bool solicited)
 	    (cq->notify == IB_CQ_SOLICITED &&
 	     (solicited || wc->status != IB_WC_SUCCESS))) {
 		cq->notify = 0;
-		if (!cq->dying)
+		if (!cq->dying && cq->handler_schedules)
+			cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+		else if (!cq->dying)
 			queue_work(krwq_wq, &cq->notify_work);
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);

@@ -26,8 +26,14 @@
  * s_lock and the destination's r_lock, never the destination's s_lock, so
  * no two s_locks (and no two r_locks) are ever held together.  What the
  * destination must do under its own s_lock (go to ERR after a responder
- * error) is handed to its err_work.  Completion handlers and asynchronous
- * event handlers run from work items, never under a krwq lock.
+ * error) is handed to its err_work.  Asynchronous event handlers, and
+ * completion handlers other than the RDMA core's own, run from work items,
+ * never under a krwq lock.  The core's completion handlers (a CQ of
+ * ib_alloc_cq(), a user CQ) only schedule a poller or queue an event, so
+ * they are called in place under cq->lock.  The locks they take (a work
+ * pool's; a user CQ's event queue, its wait queue and, for SIGIO, the
+ * fasync, owner, tasklist and sighand locks) are all irq-safe and never
+ * held around a call into krwq.
  *
  * A long copy does not keep interrupts off throughout: every 16 KiB the
  * sender drops both locks for a moment and takes them again, in the same
@@ -441,7 +447,8 @@ struct krwq_cq {
 	u32 tail;		/* next to poll (kernel ring only) */
 	u8 notify;		/* 0, IB_CQ_SOLICITED or IB_CQ_NEXT_COMP */
 	bool overflowed;
-	bool dying;		/* no more notify_work: the CQ is going away */
+	bool handler_schedules;	/* comp_handler only schedules: called in place */
+	bool dying;		/* no more handler calls: the CQ is going away */
 	struct work_struct notify_work;
 	struct work_struct event_work;	/* IB_EVENT_CQ_ERR */
 };

@@ -5,6 +5,7 @@
  * overflow), and a CQ's completion events.
  */
 #include <kunit/test.h>
+#include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/err.h>
 #include <rdma/ib_verbs.h>
@@ -37,6 +38,169 @@ void kv_cq_notify(struct kunit *t)
 	KUNIT_ASSERT_EQ(t, kv_send(v, v->a, 4, v->abuf, 64), 0);
 	KUNIT_EXPECT_EQ(t, ib_req_notify_cq(v->rcq, IB_CQ_NEXT_COMP |
 					    IB_CQ_REPORT_MISSED_EVENTS), 1);
+}
+
+/* What kv_note_handler() saw: the task it ran in, and how often. */
+static struct task_struct *kv_handler_task;
+static atomic_t kv_handler_calls;
+
+static void kv_note_handler(struct ib_cq *cq, void *ctx)
+{
+	WRITE_ONCE(kv_handler_task, current);
+	atomic_inc(&kv_handler_calls);
+}
+
+/*
+ * An RC QP *@c receiving on @cq and sending on the fixture's scq,
+ * connected to a new fixture QP *@d (kv_new_qp(); kv_exit() frees it if
+ * the case does not).  Returns 0, or a negative errno with *@c NULL.
+ */
+static int kv_pair_on(struct kv_env *v, struct ib_cq *cq, struct ib_qp **c,
+		      struct ib_qp **d)
+{
+	struct ib_qp_init_attr init = {
+		.send_cq = v->scq,
+		.recv_cq = cq,
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.qp_type = IB_QPT_RC,
+		.cap = {
+			.max_send_wr = KV_DEPTH, .max_recv_wr = KV_DEPTH,
+			.max_send_sge = 1, .max_recv_sge = 1,
+		},
+	};
+	int ret;
+
+	*c = ib_create_qp(v->pd, &init);
+	if (IS_ERR(*c)) {
+		ret = PTR_ERR(*c);
+		*c = NULL;
+		return ret;
+	}
+	*d = kv_new_qp(v, IB_QPT_RC, false);
+	ret = IS_ERR(*d) ? PTR_ERR(*d) : kv_connect(*c, (*d)->qp_num, 7);
+	if (!ret)
+		ret = kv_connect(*d, (*c)->qp_num, 7);
+	if (ret) {
+		ib_destroy_qp(*c);
+		*c = NULL;
+	}
+	return ret;
+}
+
+/**
+ * kv_cq_core_handler_in_place() - the handler of a CQ from ib_alloc_cq()
+ * runs in the context that completes, before the post returns.
+ * @t: the running case; its priv is the fixture (struct kv_env).
+ *
+ * The RDMA core's handlers for such a CQ only schedule its poller, so
+ * krwq calls them in place instead of from a work item of its own.  The
+ * case replaces the core's handler by one that notes its task, and
+ * connects a QP whose receive CQ it is to one of the fixture's.
+ */
+void kv_cq_core_handler_in_place(struct kunit *t)
+{
+	struct kv_env *v = t->priv;
+	struct task_struct *ran_in;
+	struct ib_qp *c, *d;
+	struct ib_cq *cq;
+	struct ib_wc wc;
+	int ret;
+
+	cq = ib_alloc_cq(v->dev, NULL, KV_DEPTH, 0, IB_POLL_WORKQUEUE);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(cq));
+	cq->comp_handler = kv_note_handler;	/* the core armed the CQ */
+	ret = kv_pair_on(v, cq, &c, &d);
+	if (ret) {
+		ib_free_cq(cq);
+		KUNIT_FAIL(t, "the QP pair: %d", ret);
+		return;
+	}
+	WRITE_ONCE(kv_handler_task, NULL);
+	atomic_set(&kv_handler_calls, 0);
+	if (kv_post_recv(v, c, 1, v->bbuf, 64) || kv_send(v, d, 2, v->abuf, 64)) {
+		KUNIT_FAIL(t, "post_recv or post_send");
+		goto out;
+	}
+	/* no wait: the delivery and its completion happened in the post */
+	ran_in = READ_ONCE(kv_handler_task);
+	KUNIT_EXPECT_EQ(t, atomic_read(&kv_handler_calls), 1);
+	KUNIT_EXPECT_PTR_EQ(t, ran_in, current);
+	KUNIT_EXPECT_EQ(t, kv_poll(cq, &wc, 1), 1);
+out:
+	ib_destroy_qp(c);
+	ib_free_cq(cq);
+}
+
+/* A receive completion that signals a waiter, as a ULP's wr_cqe does. */
+struct kv_signal {
+	struct ib_cqe cqe;
+	struct completion done;
+	enum ib_wc_status status;
+	u32 byte_len;
+};
+
+static void kv_signal_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct kv_signal *s = container_of(wc->wr_cqe, struct kv_signal, cqe);
+
+	s->status = wc->status;
+	s->byte_len = wc->byte_len;
+	complete(&s->done);
+}
+
+/**
+ * kv_cq_core_pollers() - the RDMA core's pollers deliver a completion
+ * whose handler krwq called in place.
+ * @t: the running case; its priv is the fixture (struct kv_env).
+ *
+ * For each of softirq, bound and unbound work-item polling: a CQ from
+ * ib_alloc_cq() left as the core made it, a QP receiving on it, one
+ * SEND; the receive's wr_cqe must be called with the SEND's length.
+ * The core's handlers thereby run under krwq's locks, where lockdep
+ * sees them.
+ */
+void kv_cq_core_pollers(struct kunit *t)
+{
+	static const enum ib_poll_context how[] = {
+		IB_POLL_SOFTIRQ, IB_POLL_WORKQUEUE, IB_POLL_UNBOUND_WORKQUEUE,
+	};
+	struct kv_env *v = t->priv;
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->bbuf, .length = 64,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct kv_signal s = { .cqe.done = kv_signal_done };
+	struct ib_recv_wr wr = { .wr_cqe = &s.cqe, .sg_list = &sge, .num_sge = 1 };
+	const struct ib_recv_wr *bad;
+	struct ib_qp *c, *d;
+	struct ib_cq *cq;
+	int i, ret;
+
+	for (i = 0; i < ARRAY_SIZE(how); i++) {
+		cq = ib_alloc_cq(v->dev, NULL, KV_DEPTH, 0, how[i]);
+		KUNIT_ASSERT_FALSE(t, IS_ERR(cq));
+		ret = kv_pair_on(v, cq, &c, &d);
+		if (ret) {
+			ib_free_cq(cq);
+			KUNIT_FAIL(t, "poll context %d: the QP pair: %d", how[i], ret);
+			return;
+		}
+		init_completion(&s.done);
+		s.status = IB_WC_GENERAL_ERR;
+		s.byte_len = 0;
+		if (ib_post_recv(c, &wr, &bad) || kv_send(v, d, 2, v->abuf, 48)) {
+			KUNIT_FAIL(t, "poll context %d: a post", how[i]);
+		} else {
+			KUNIT_EXPECT_GT_MSG(t, wait_for_completion_timeout(&s.done, 5 * HZ),
+					    0UL, "poll context %d", how[i]);
+			KUNIT_EXPECT_EQ(t, s.status, IB_WC_SUCCESS);
+			KUNIT_EXPECT_EQ(t, s.byte_len, 48);
+		}
+		/* the QP first: its flush completes the receive if it is left */
+		ib_destroy_qp(c);
+		ib_free_cq(cq);
+		kv_free_qp(v, d);
+	}
 }
 
 /**

@@ -27,6 +27,8 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(kv_srq_limit_and_resize),
 	KUNIT_CASE(kv_ud),
 	KUNIT_CASE(kv_cq_notify),
+	KUNIT_CASE(kv_cq_core_handler_in_place),
+	KUNIT_CASE(kv_cq_core_pollers),
 	KUNIT_CASE(kv_cq_vectors),
 	KUNIT_CASE(kv_cq_overflow),
 	KUNIT_CASE(kv_limits_enforced),
