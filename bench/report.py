@@ -392,16 +392,23 @@ def guest_rows(vals, tag):
 
 def ulp_parse(path):
     """guest-ulp.sh's log: BENCH ulp values, fio's JSON reports (BENCH-FIO
-    DEV JOB PASS LINE) and the irqsoff tracer's windows (BENCH-IRQWIN WHAT
+    DEV JOB PASS LINE), the irqsoff tracer's windows (BENCH-IRQWIN WHAT
     US KRWQ START END: the longest section of a half second, whether its
-    trace named krwq, where it started and ended)."""
+    trace named krwq, where it started and ended) and each fio job's
+    profile (BENCH-PROF DEV JOB PASS FIGURE VALUE)."""
     vals, fio, irq, errors = {}, {}, {}, []
+    prof = {}	# (device, job): {pass: {figure: value}}
     with open(path, errors="replace") as f:
         for line in f:
             line = line.rstrip("\n")
             m = re.match(r"^BENCH ulp (\w+) (\w+) ([0-9.eE+-]+)\s*$", line)
             if m:
                 vals[(m[1], m[2])] = float(m[3])
+                continue
+            m = re.match(r"^BENCH-PROF (\w+) (\w+) (\d+) (wq \S+|\w+) (\d+)\s*$", line)
+            if m:
+                figures = prof.setdefault((m[1], m[2]), {}).setdefault(m[3], {})
+                figures[m[4]] = figures.get(m[4], 0) + int(m[5])
                 continue
             m = re.match(r"^BENCH-FIO (\w+) (\w+) (\d+) ?(.*)$", line)
             if m:
@@ -424,7 +431,65 @@ def ulp_parse(path):
             reports.setdefault(key[:2], []).append(job["read"])
         except (ValueError, KeyError, IndexError) as e:
             errors.append(f"fio report {key[1]} on {key[0]}, pass {key[2]}: {e}")
-    return vals, reports, irq, errors
+    return vals, reports, irq, prof, errors
+
+
+def per_io(passes, figure):
+    """A profile figure per I/O over all passes of one job, or None."""
+    ios = sum(p.get("ios", 0) for p in passes.values())
+    if not ios or not all(figure in p for p in passes.values()):
+        return None
+    return sum(p[figure] for p in passes.values()) / ios
+
+
+def busy_share(passes):
+    """The CPUs' mean busy share over all passes of one job, in percent."""
+    shares = [v / 10 for p in passes.values() for k, v in p.items() if k.endswith("_busy")]
+    return sum(shares) / len(shares) if shares else None
+
+
+def top_work(passes):
+    """The work items run per I/O by function, most first, as text."""
+    ios = sum(p.get("ios", 0) for p in passes.values())
+    runs = {}
+    for p in passes.values():
+        for k, v in p.items():
+            if k.startswith("wq "):
+                runs[k[3:]] = runs.get(k[3:], 0) + v
+    top = sorted(runs.items(), key=lambda kv: -kv[1])[:3]
+    return ", ".join(f"{f} {n / ios:.2f}" for f, n in top) if ios and top else ""
+
+
+def profile_rows(prof):
+    """What each NVMe-oF 4 KiB random-read job cost the guest per I/O, on
+    krwqe0 against rxe0: context switches, work-item runs, the CPUs' busy
+    share.  Figures to explain the throughput rows; no goals."""
+    rows, peer = [], "rxe0 (same boot)"
+    for job, name, _, _ in NVMEOF[:2]:
+        k, p = prof.get(("krwqe0", job)), prof.get(("rxe0", job))
+        if not k or not p:
+            continue
+        for fig, what, get in (
+                ("ctxt", "context switches per I/O", lambda x: per_io(x, "ctxt")),
+                ("wq_runs", "work items run per I/O", lambda x: per_io(x, "wq_runs")),
+                ("irq_poll", "IRQ_POLL softirqs per I/O", lambda x: per_io(x, "irq_poll"))):
+            kv, pv = get(k), get(p)
+            if kv is None or pv is None:
+                continue
+            note = None
+            if fig == "wq_runs":
+                note = f"krwqe0: {top_work(k)}; rxe0: {top_work(p)}"
+            rows.append(row(f"ulp profile: NVMe-oF {name}, {what}", "per I/O", "lower", kv,
+                            peer, pv, note=note, rid=f"ulp_prof_{job}_{fig}"))
+        # how much of the CPUs the job kept busy: no ratio, since a higher
+        # share is better only with the throughput to show for it, so
+        # rxe0's share goes into the note
+        kv, pv = busy_share(k), busy_share(p)
+        if kv is not None and pv is not None:
+            rows.append(row(f"ulp profile: NVMe-oF {name}, CPU busy share (mean of CPUs)",
+                            "%", "higher", kv, note=f"rxe0 (same boot): {pv:.1f}%",
+                            rid=f"ulp_prof_{job}_busy"))
+    return rows
 
 
 def irqoff_summary(windows):
@@ -448,7 +513,7 @@ NVMEOF = [
 def ulp_rows(path):
     """NVMe-oF and rping set-ups on krwqe0 against rxe0, and the
     interrupts-off figures, from one guest-ulp.sh boot."""
-    vals, fio, irq, errors = ulp_parse(path)
+    vals, fio, irq, prof, errors = ulp_parse(path)
     rows = []
     peer = "rxe0 (same boot)"
     for job, name, unit, key in NVMEOF:
@@ -464,6 +529,7 @@ def ulp_rows(path):
         rows.append(row(f"ulp: NVMe-oF (nvme-rdma, fio) {name}", unit, "higher",
                         sum(kv) / len(kv), peer, sum(pv) / len(pv), "ratio >= 3",
                         lambda r: r >= 3, note=note))
+    rows += profile_rows(prof)
     k, p = vals.get(("rping_setup_ms", "krwqe0")), vals.get(("rping_setup_ms", "rxe0"))
     if k is not None and p is not None:
         n = int(vals.get(("rping_setups", "krwqe0"), 0))

@@ -17,12 +17,19 @@
 #    fixed time, JSON report: 4 KiB random reads at iodepth 1 and 32,
 #    128 KiB sequential reads at iodepth 4; krwqe0's counters after each
 #    of its passes;
+#    around each fio job, what it cost the guest (the profile): context
+#    switches, each CPU's busy share, IRQ_POLL softirqs, and, where the
+#    kernel has histogram triggers (the bench kernel), the work items run,
+#    by function;
 #  - rping connection set-ups: ROUNDS rounds of SETUPS `rping -c -C 1`
 #    runs against a persistent server (`rping -s -P`) on each device, the
 #    devices alternating by round, each run's wall time summed.
 # Prints, besides nvmeof-lib.sh's TAP lines:
 #   BENCH ulp METRIC DEVICE VALUE
 #   BENCH-FIO DEVICE JOB PASS LINE  fio's JSON report, line by line
+#   BENCH-PROF DEVICE JOB PASS WHAT VALUE  a profile figure of one fio
+#                                   job: ios, ctxt, irq_poll, cpuN_busy
+#                                   (per mille), wq_runs, wq FUNCTION
 #   BENCH-IRQWIN WHAT US KRWQ START END CALLER  one half-second window's
 #                                   longest section; KRWQ 1 if it was krwq's
 #   BENCH-ERROR WHAT                something could not be measured
@@ -161,14 +168,54 @@ fi
 # failed_since N: a TAP check failed since the count was N
 failed_since() { [ "$fail" != "$1" ]; }
 
+# The profile of one fio job (prof_start, then prof_end DEV JOB PASS):
+# the I/Os the namespace completed, /proc/stat's context switches and each
+# CPU's busy and total ticks,
+# /proc/softirqs' IRQ_POLL, and the work items run by function through a
+# histogram trigger on workqueue_execute_start when the kernel has one.
+wq_event=$tracefs/events/workqueue/workqueue_execute_start
+wq_hist='hist:keys=function.sym:sort=hitcount'
+prof_counts() {
+	awk '/^cpu[0-9]/ { b = $2 + $3 + $4 + $7 + $8; print $1, b, b + $5 + $6 }
+		/^ctxt/ { print "ctxt", $2 }' /proc/stat
+	awk '/IRQ_POLL:/ { s = 0; for (i = 2; i <= NF; i++) s += $i; print "irq_poll", s }' \
+		/proc/softirqs
+	# the I/Os the namespace completed, warm-up included: the larger of
+	# its own and its paths' counts (with native multipath the head
+	# device only passes bios on, and its paths count them)
+	awk '$3 ~ /^nvme/ { n = $4 + $8; if (n > m) m = n } END { print "ios", m + 0 }' \
+		/proc/diskstats
+}
+prof_start() {
+	prof_counts > $tmp/prof0
+	prof_hist=0
+	{ echo "$wq_hist" > $wq_event/trigger; } 2> /dev/null && prof_hist=1
+}
+prof_end() {
+	prof_counts > $tmp/prof1
+	awk -v tag="BENCH-PROF $1 $2 $3" '
+		NR == FNR { a[$1] = $2; t[$1] = $3; next }
+		$1 ~ /^cpu/ { d = $3 - t[$1]
+			printf "%s %s_busy %d\n", tag, $1, d ? ($2 - a[$1]) * 1000 / d : 0; next }
+		{ printf "%s %s %d\n", tag, $1, $2 - a[$1] }' $tmp/prof0 $tmp/prof1
+	[ $prof_hist = 1 ] || return 0
+	# "{ function: [addr] name [module] } hitcount: N" per function
+	sed -n 's/^{ function: *\[[0-9a-f]*\] \([^ ]*\).*hitcount: *\([0-9]*\).*/\1 \2/p' \
+		$wq_event/hist | awk -v tag="BENCH-PROF $1 $2 $3" '
+		{ n += $2; printf "%s wq %s %d\n", tag, $1, $2 } END { printf "%s wq_runs %d\n", tag, n }'
+	echo "!$wq_hist" > $wq_event/trigger
+}
+
 # fio_json NAME PASS JOB fio-option...: one fixed-time job on /dev/$ns
 fio_json() {
 	fj_dev=$1 fj_pass=$2 fj_job=$3
 	shift 3
+	prof_start
 	timeout 300 fio --name="$fj_job" --filename="/dev/$ns" --ioengine=libaio --direct=1 \
 		--time_based --runtime=$fio_runtime --ramp_time=$fio_ramp \
 		--output-format=json --output=$tmp/fio.json "$@" > $tmp/fio.log 2>&1
 	fj_rc=$?
+	prof_end "$fj_dev" "$fj_job" "$fj_pass"
 	if [ $fj_rc = 0 ] && [ -s $tmp/fio.json ]; then
 		sed "s/^/BENCH-FIO $fj_dev $fj_job $fj_pass /" $tmp/fio.json
 	else
