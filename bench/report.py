@@ -506,8 +506,26 @@ def irqoff_summary(windows):
 NVMEOF = [
     ("randread_4k_qd1", "4 KiB random read, iodepth 1", "IOPS", "iops"),
     ("randread_4k_qd32", "4 KiB random read, iodepth 32", "IOPS", "iops"),
+    ("randread_4k_qd32_2jobs", "4 KiB random read, iodepth 32, 2 jobs", "IOPS", "iops"),
     ("read_128k_qd4", "128 KiB sequential read, iodepth 4", "MB/s", "bw_bytes"),
 ]
+
+
+def scaling_rows(fio):
+    """Two fio jobs against one at iodepth 32 on krwqe0: what the second
+    CPU and I/O queue add, against krwq's own one-job figure."""
+    def mean_iops(dev, job):
+        runs = fio.get((dev, job))
+        return sum(r["iops"] for r in runs) / len(runs) if runs else None
+
+    k1, k2 = mean_iops("krwqe0", "randread_4k_qd32"), mean_iops("krwqe0", "randread_4k_qd32_2jobs")
+    if not k1 or not k2:
+        return []
+    p1, p2 = mean_iops("rxe0", "randread_4k_qd32"), mean_iops("rxe0", "randread_4k_qd32_2jobs")
+    note = f"rxe0: {p2 / p1:.2f}x from its second job" if p1 and p2 else None
+    return [row("ulp: NVMe-oF 4 KiB random read, iodepth 32, 2 jobs against 1 job", "IOPS",
+                "higher", k2, "krwqe0, 1 job (same boot)", k1, "ratio >= 1.6",
+                lambda r: r >= 1.6, note=note, rid="ulp_scaling_2jobs")]
 
 
 def ulp_rows(path):
@@ -529,6 +547,7 @@ def ulp_rows(path):
         rows.append(row(f"ulp: NVMe-oF (nvme-rdma, fio) {name}", unit, "higher",
                         sum(kv) / len(kv), peer, sum(pv) / len(pv), "ratio >= 3",
                         lambda r: r >= 3, note=note))
+    rows += scaling_rows(fio)
     rows += profile_rows(prof)
     k, p = vals.get(("rping_setup_ms", "krwqe0")), vals.get(("rping_setup_ms", "rxe0"))
     if k is not None and p is not None:

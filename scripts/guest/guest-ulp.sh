@@ -15,6 +15,7 @@
 #    in two passes ordered krwqe0, rxe0, rxe0, krwqe0 so that a drift of
 #    the host's load favours neither: fio on the namespace, direct I/O,
 #    fixed time, JSON report: 4 KiB random reads at iodepth 1 and 32,
+#    the latter also from 2 jobs (one per CPU, so one per I/O queue),
 #    128 KiB sequential reads at iodepth 4; krwqe0's counters after each
 #    of its passes;
 #    around each fio job, what it cost the guest (the profile): context
@@ -234,6 +235,9 @@ nvmeof_bench() {
 	if ! failed_since "$nb_fail" && connect "$nb_nqn" "$2" && [ -n "$ns" ]; then
 		fio_json "$1" "$3" randread_4k_qd1 --rw=randread --bs=4k --iodepth=1
 		fio_json "$1" "$3" randread_4k_qd32 --rw=randread --bs=4k --iodepth=32
+		# two fio processes, one per CPU and so one per I/O queue
+		fio_json "$1" "$3" randread_4k_qd32_2jobs --rw=randread --bs=4k --iodepth=32 \
+			--numjobs=2 --group_reporting
 		fio_json "$1" "$3" read_128k_qd4 --rw=read --bs=128k --iodepth=4
 		disconnect "$nb_nqn"
 		# RNR retries and ACK timeouts would say where krwq waited
