@@ -444,8 +444,7 @@ def per_io(passes, figure):
 
 def busy_share(passes):
     """The CPUs' mean busy share over all passes of one job, in percent."""
-    shares = [v / 10 for p in passes.values() for k, v in p.items() if k.endswith("_busy")]
-    return sum(shares) / len(shares) if shares else None
+    return mean([v / 10 for p in passes.values() for k, v in p.items() if k.endswith("_busy")])
 
 
 def top_work(passes):
@@ -511,12 +510,20 @@ NVMEOF = [
 ]
 
 
+def pass_values(runs, key, scale=1):
+    """A fio job's figure KEY in each of its passes, divided by SCALE."""
+    return [r[key] / scale for r in runs or []]
+
+
+def mean(values):
+    return sum(values) / len(values) if values else None
+
+
 def scaling_rows(fio):
     """Two fio jobs against one at iodepth 32 on krwqe0: what the second
     CPU and I/O queue add, against krwq's own one-job figure."""
     def mean_iops(dev, job):
-        runs = fio.get((dev, job))
-        return sum(r["iops"] for r in runs) / len(runs) if runs else None
+        return mean(pass_values(fio.get((dev, job)), "iops"))
 
     k1, k2 = mean_iops("krwqe0", "randread_4k_qd32"), mean_iops("krwqe0", "randread_4k_qd32_2jobs")
     if not k1 or not k2:
@@ -540,12 +547,11 @@ def ulp_rows(path):
             continue
         # the mean of the passes (krwqe0, rxe0, rxe0, krwqe0)
         scale = 1e6 if key == "bw_bytes" else 1
-        kv = [r[key] / scale for r in k]
-        pv = [r[key] / scale for r in p]
+        kv, pv = pass_values(k, key, scale), pass_values(p, key, scale)
         note = (f"passes: krwqe0 {', '.join(fmt(v) for v in kv)}; "
                 f"rxe0 {', '.join(fmt(v) for v in pv)}")
         rows.append(row(f"ulp: NVMe-oF (nvme-rdma, fio) {name}", unit, "higher",
-                        sum(kv) / len(kv), peer, sum(pv) / len(pv), "ratio >= 3",
+                        mean(kv), peer, mean(pv), "ratio >= 3",
                         lambda r: r >= 3, note=note))
     rows += scaling_rows(fio)
     rows += profile_rows(prof)
@@ -629,26 +635,26 @@ def wire_rows(path):
     for metric, name, unit, better, floor_metric in WIRE:
         v = {p: runs.get((metric, p)) for p in ("kk", "kr", "rr", "kl")}
         v["udp"] = runs.get((floor_metric, "udp"))
-        mean = {p: sum(r) / len(r) for p, r in v.items() if r}
-        floor = mean.get("udp")
+        avg = {p: mean(r) for p, r in v.items() if r}
+        floor = avg.get("udp")
         note = "; ".join(f"{p}: {', '.join(fmt(x) for x in r)}" for p, r in v.items() if r)
-        if "kk" in mean and "rr" in mean:
+        if "kk" in avg and "rr" in avg:
             goal, test = goal_of(better, 2)
             # the figure the goal asks of krwq, against what the path allows
-            want = mean["rr"] * goal_bound(better, 2)
+            want = avg["rr"] * goal_bound(better, 2)
             if floor and (want > floor if better == "higher" else want < floor):
                 note += (f"; the goal asks for {fmt(want)} {unit}, past the path's "
                          f"floor of {fmt(floor)}")
             rows.append(row(f"wire: {name}, krwq to krwq over a veth", unit, better,
-                            mean["kk"], "rxe0 to itself (same boot)", mean["rr"], goal, test,
+                            avg["kk"], "rxe0 to itself (same boot)", avg["rr"], goal, test,
                             note="runs " + note, floor=floor and floor_name,
                             floor_value=floor))
-        if "kr" in mean and "rr" in mean:
+        if "kr" in avg and "rr" in avg:
             rows.append(row(f"wire: {name}, krwq to rxe over a veth", unit, better,
-                            mean["kr"], "rxe0 to itself (same boot)", mean["rr"]))
-        if "kl" in mean and "kk" in mean:
+                            avg["kr"], "rxe0 to itself (same boot)", avg["rr"]))
+        if "kl" in avg and "kk" in avg:
             rows.append(row(f"wire: {name}, krwq to itself, no packet", unit, better,
-                            mean["kl"], "krwq to krwq over a veth (same boot)", mean["kk"]))
+                            avg["kl"], "krwq to krwq over a veth (same boot)", avg["kk"]))
     return rows, errors
 
 
