@@ -5,14 +5,17 @@
  * kernel verbs.
  *
  * It registers a minimal rdmavt device ("rvtbench_0") with just the driver
- * callbacks rvt_register_device() insists on, creates a UD QP on it and one
- * on krwq0, and times:
+ * callbacks rvt_register_device() insists on, creates two UD QPs on it and
+ * two on krwq0 (the second of each only for the two-QP figure), and times:
  *  - ib_post_recv() of one WR, and of a 32-WR list (per call);
  *  - one take: rvt_get_rwqe(qp, true) against krwq_rq_take() (both the
  *    responder's way of consuming a receive WQE; rdmavt's with wr_id_only,
  *    which skips its lkey checks, krwq's copying the scatter list out);
  *  - a post+take pair with 1 and with 4 scatter entries;
- *  - a producer kthread and a consumer kthread bound to different CPUs.
+ *  - a producer kthread and a consumer kthread bound to different CPUs;
+ *  - two QPs, each with a kthread of its own on its own CPU doing
+ *    post+take pairs, against the one-QP pair above: what the second CPU
+ *    adds.
  * Each figure is the best of many short rounds (and, for reference, their
  * median), rdmavt and krwq alternating within a round: in a VM on a shared
  * host a round is often stretched by the host preempting a vCPU, and the
@@ -45,6 +48,7 @@ MODULE_PARM_DESC(rounds, "rounds per figure (default 31, at most 63)");
 #define BENCH_LIST 32u		/* WRs per list post */
 #define BENCH_MAX_SGE 4u
 #define BENCH_MAX_ROUNDS 63u
+#define BENCH_DEVICES 2u	/* rdmavt, then krwq */
 
 /* ------------------------------------------------------------------------
  * A minimal rdmavt device: one port, UD only in practice, no hardware.
@@ -271,7 +275,7 @@ static void bench_rvt_unregister(struct bench_rvt *b)
 }
 
 /* ------------------------------------------------------------------------
- * One UD QP on each device, and the way each device takes a receive WQE.
+ * A UD QP of a device, and the way that device takes a receive WQE.
  */
 struct bench_target {
 	const char *name;
@@ -282,6 +286,7 @@ struct bench_target {
 	int (*take)(struct bench_target *t);
 	struct ib_sge taken[BENCH_MAX_SGE];	/* krwq copies the list here */
 	u64 last_wr_id;
+	struct bench_target *twin;	/* a second QP on the same device */
 };
 
 static int bench_take_rvt(struct bench_target *t)
@@ -406,17 +411,25 @@ static int bench_drain(struct bench_target *t, unsigned int n)
 	return 0;
 }
 
+/* Takes whatever a failed measurement left posted. */
+static void bench_empty(struct bench_target *t)
+{
+	while (t->take(t) == 1)
+		;
+}
+
 static s64 per_op(u64 ns, unsigned int ops)
 {
 	return div_u64(ns * 10, ops);
 }
 
 enum bench_metric {
-	M_POST1, M_LIST32, M_TAKE, M_PAIR1, M_PAIR4, M_THREADS, M_COUNT
+	M_POST1, M_LIST32, M_TAKE, M_PAIR1, M_PAIR4, M_THREADS, M_TWO_QPS,
+	M_COUNT
 };
 
 static const char *const bench_metric_names[M_COUNT] = {
-	"post1", "post_list32", "take", "pair1", "pair4", "threads",
+	"post1", "post_list32", "take", "pair1", "pair4", "threads", "two_qps",
 };
 
 static s64 bench_post1(struct bench_target *t, struct bench_wrs *w)
@@ -467,40 +480,73 @@ static s64 bench_take(struct bench_target *t, struct bench_wrs *w)
 	return per_op(ns, BENCH_OPS);
 }
 
-static s64 bench_pair(struct bench_target *t, struct bench_wrs *w,
-		      unsigned int num_sge)
+/* @n post+take pairs on @t's QP.  Return: 0, or -EIO. */
+static int bench_pair_loop(struct bench_target *t, struct bench_wrs *w,
+			   unsigned int n)
 {
 	const struct ib_recv_wr *bad;
 	unsigned int i;
-	u64 start, ns;
 
-	bench_wrs_init(w, t, num_sge, false);
-	start = ktime_get_ns();
-	for (i = 0; i < BENCH_OPS; i++) {
+	for (i = 0; i < n; i++) {
 		if (ib_post_recv(t->qp, &w->wr[i % BENCH_LIST], &bad) ||
 		    t->take(t) != 1)
 			return -EIO;
 	}
+	return 0;
+}
+
+static s64 bench_pair(struct bench_target *t, struct bench_wrs *w,
+		      unsigned int num_sge)
+{
+	u64 start, ns;
+
+	bench_wrs_init(w, t, num_sge, false);
+	start = ktime_get_ns();
+	if (bench_pair_loop(t, w, BENCH_OPS))
+		return -EIO;
 	ns = ktime_get_ns() - start;
 	return per_op(ns, BENCH_OPS);
 }
 
-/* A producer and a consumer kthread on different CPUs. */
+/*
+ * Two kthreads, each bound to a CPU of its own.  Each times its own run,
+ * from when it starts to work, so the wake-ups of the two do not count.
+ */
 #define BENCH_THREAD_WRS (4 * BENCH_OPS)
 
 struct bench_side {
 	struct bench_target *t;
 	struct bench_wrs *w;
 	struct completion *go;
+	bool *abort;		/* set by a side that fails, or never started */
 	struct completion done;
+	u64 start, end;
 	int ret;
 };
 
-static void bench_backoff(unsigned int *spins)
+static void bench_side_begin(struct bench_side *s)
+{
+	wait_for_completion(s->go);
+	s->start = ktime_get_ns();
+}
+
+static int bench_side_end(struct bench_side *s, int ret)
+{
+	s->end = ktime_get_ns();
+	s->ret = ret;
+	if (ret)
+		WRITE_ONCE(*s->abort, true);
+	complete(&s->done);
+	return 0;
+}
+
+/* Spins while the other side has not failed.  Return: false once it has. */
+static bool bench_backoff(struct bench_side *s, unsigned int *spins)
 {
 	cpu_relax();
 	if (++*spins % 1024 == 0)
 		cond_resched();
+	return !READ_ONCE(*s->abort);
 }
 
 static int bench_producer(void *arg)
@@ -510,15 +556,15 @@ static int bench_producer(void *arg)
 	unsigned int i, spins = 0;
 	int ret = 0;
 
-	wait_for_completion(s->go);
+	bench_side_begin(s);
 	for (i = 0; i < BENCH_THREAD_WRS && !ret; i++) {
 		while ((ret = ib_post_recv(s->t->qp, &s->w->wr[i % BENCH_LIST],
-					   &bad)) == -ENOMEM)
-			bench_backoff(&spins);
+					   &bad)) == -ENOMEM) {
+			if (!bench_backoff(s, &spins))
+				return bench_side_end(s, -EIO);
+		}
 	}
-	s->ret = ret;
-	complete(&s->done);
-	return 0;
+	return bench_side_end(s, ret);
 }
 
 static int bench_consumer(void *arg)
@@ -527,59 +573,119 @@ static int bench_consumer(void *arg)
 	unsigned int i, spins = 0;
 	int ret = 0;
 
-	wait_for_completion(s->go);
+	bench_side_begin(s);
 	for (i = 0; i < BENCH_THREAD_WRS && ret >= 0; i++) {
-		while ((ret = s->t->take(s->t)) == 0)
-			bench_backoff(&spins);
+		while ((ret = s->t->take(s->t)) == 0) {
+			if (!bench_backoff(s, &spins))
+				return bench_side_end(s, -EIO);
+		}
 	}
-	s->ret = ret < 0 ? -EIO : 0;
-	complete(&s->done);
-	return 0;
+	return bench_side_end(s, ret < 0 ? -EIO : 0);
 }
 
+/* Post+take pairs on the side's own QP, as bench_pair() does. */
+static int bench_pairs(void *arg)
+{
+	struct bench_side *s = arg;
+
+	bench_side_begin(s);
+	return bench_side_end(s, bench_pair_loop(s->t, s->w, BENCH_THREAD_WRS));
+}
+
+/*
+ * Runs @fn[i] with @sides[i] on a kthread bound to the i-th online CPU
+ * (the caller checks there are two), both let go at once.  Return: the
+ * nanoseconds from the first side's start to the last side's end, or a
+ * negative errno: a kthread could not be created (the one created before
+ * it, if any, is told to stop and has ended), or a side failed.  On an
+ * error each side's QP is emptied of what the run left posted.
+ */
+static s64 bench_on_two_cpus(int (*const fn[2])(void *),
+			     struct bench_side sides[2])
+{
+	unsigned int cpu = cpumask_first(cpu_online_mask);
+	DECLARE_COMPLETION_ONSTACK(go);
+	struct task_struct *task[2];
+	bool abort = false;
+	s64 ret = 0;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		sides[i].go = &go;
+		sides[i].abort = &abort;
+		sides[i].ret = 0;
+		init_completion(&sides[i].done);
+		task[i] = kthread_create(fn[i], &sides[i], "krwq_bench_%d", i);
+		if (IS_ERR(task[i])) {
+			ret = PTR_ERR(task[i]);
+			WRITE_ONCE(abort, true);
+			complete_all(&go);
+			if (i) {
+				wake_up_process(task[0]);
+				wait_for_completion(&sides[0].done);
+			}
+			goto out;
+		}
+		kthread_bind(task[i], cpu);
+		cpu = cpumask_next(cpu, cpu_online_mask);
+	}
+	wake_up_process(task[0]);
+	wake_up_process(task[1]);
+	complete_all(&go);
+	wait_for_completion(&sides[0].done);
+	wait_for_completion(&sides[1].done);
+	if (sides[0].ret || sides[1].ret)
+		ret = -EIO;
+	else
+		ret = max(sides[0].end, sides[1].end) -
+		      min(sides[0].start, sides[1].start);
+out:
+	if (ret < 0) {
+		bench_empty(sides[0].t);
+		bench_empty(sides[1].t);
+	}
+	return ret;
+}
+
+/* A producer and a consumer of one QP, on different CPUs. */
 static s64 bench_threads(struct bench_target *t, struct bench_wrs *w)
 {
-	struct bench_side prod = { .t = t, .w = w }, cons = { .t = t, .w = w };
-	struct task_struct *pt, *ct;
-	DECLARE_COMPLETION_ONSTACK(go);
-	u64 start, ns;
+	static int (*const fn[2])(void *) = { bench_producer, bench_consumer };
+	struct bench_side sides[2] = { { .t = t, .w = w }, { .t = t, .w = w } };
+	s64 ns;
 
 	bench_wrs_init(w, t, 1, false);
-	prod.go = &go;
-	cons.go = &go;
-	init_completion(&prod.done);
-	init_completion(&cons.done);
-	pt = kthread_create(bench_producer, &prod, "krwq_bench_p");
-	if (IS_ERR(pt))
-		return PTR_ERR(pt);
-	ct = kthread_create(bench_consumer, &cons, "krwq_bench_c");
-	if (IS_ERR(ct)) {
-		complete_all(&go);	/* lets the producer run and finish */
-		cons.ret = PTR_ERR(ct);
-		cons.t = NULL;
-		wake_up_process(pt);
-		wait_for_completion(&prod.done);
-		bench_drain(t, BENCH_THREAD_WRS);
-		return cons.ret;
-	}
-	kthread_bind(pt, cpumask_first(cpu_online_mask));
-	kthread_bind(ct, cpumask_next(cpumask_first(cpu_online_mask),
-				      cpu_online_mask));
-	wake_up_process(pt);
-	wake_up_process(ct);
-	start = ktime_get_ns();
-	complete_all(&go);
-	wait_for_completion(&prod.done);
-	wait_for_completion(&cons.done);
-	ns = ktime_get_ns() - start;
-	if (prod.ret || cons.ret)
-		return -EIO;
-	return per_op(ns, BENCH_THREAD_WRS);
+	ns = bench_on_two_cpus(fn, sides);
+	return ns < 0 ? ns : per_op(ns, BENCH_THREAD_WRS);
 }
 
-static s64 bench_run(enum bench_metric m, struct bench_target *t,
-		     struct bench_wrs *w)
+/* Two QPs of one device, each with its own CPU: per WR of both. */
+static s64 bench_two_qps(struct bench_target *t, struct bench_wrs *w,
+			 struct bench_wrs *w2)
 {
+	static int (*const fn[2])(void *) = { bench_pairs, bench_pairs };
+	struct bench_side sides[2] = {
+		{ .t = t, .w = w }, { .t = t->twin, .w = w2 }
+	};
+	s64 ns;
+
+	bench_wrs_init(w, t, 1, false);
+	bench_wrs_init(w2, t->twin, 1, false);
+	ns = bench_on_two_cpus(fn, sides);
+	return ns < 0 ? ns : per_op(ns, 2 * BENCH_THREAD_WRS);
+}
+
+/* The WRs each measurement posts: a second set for a second QP. */
+struct bench_state {
+	struct bench_wrs w, w2;
+	s64 samples[BENCH_DEVICES][BENCH_MAX_ROUNDS];
+};
+
+static s64 bench_run(enum bench_metric m, struct bench_target *t,
+		     struct bench_state *st)
+{
+	struct bench_wrs *w = &st->w;
+
 	switch (m) {
 	case M_POST1:
 		return bench_post1(t, w);
@@ -593,6 +699,8 @@ static s64 bench_run(enum bench_metric m, struct bench_target *t,
 		return bench_pair(t, w, 4);
 	case M_THREADS:
 		return bench_threads(t, w);
+	case M_TWO_QPS:
+		return bench_two_qps(t, w, &st->w2);
 	default:
 		return -EINVAL;
 	}
@@ -605,11 +713,6 @@ static int bench_cmp_s64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-struct bench_state {
-	struct bench_wrs w;
-	s64 samples[2][BENCH_MAX_ROUNDS];
-};
-
 static int bench_all(struct bench_target *targets, unsigned int n)
 {
 	struct bench_state *st;
@@ -620,15 +723,17 @@ static int bench_all(struct bench_target *targets, unsigned int n)
 	if (!st)
 		return -ENOMEM;
 	for (m = 0; m < M_COUNT && !ret; m++) {
-		if (m == M_THREADS && num_online_cpus() < 2) {
-			pr_info("krwq_bench: skip threads: one CPU online\n");
+		if ((m == M_THREADS || m == M_TWO_QPS) &&
+		    num_online_cpus() < 2) {
+			pr_info("krwq_bench: skip %s: one CPU online\n",
+				bench_metric_names[m]);
 			continue;
 		}
 		for (r = 0; r < rounds && !ret; r++) {
 			for (i = 0; i < n && !ret; i++) {
 				/* alternate which device goes first */
 				struct bench_target *t = &targets[(i + r) % n];
-				s64 v = bench_run(m, t, &st->w);
+				s64 v = bench_run(m, t, st);
 
 				if (v < 0) {
 					pr_err("krwq_bench: %s on %s failed: %lld\n",
@@ -658,19 +763,24 @@ static int bench_all(struct bench_target *targets, unsigned int n)
 
 static int __init krwq_bench_init(void)
 {
-	struct bench_target targets[2] = {
-		{ .name = "rdmavt", .take = bench_take_rvt },
-		{ .name = "krwq", .take = bench_take_krwq },
-	};
+	/* a QP of each device, then a second QP of each (their twins) */
+	const unsigned int n_targets = 2 * BENCH_DEVICES;
+	struct bench_target *targets;
+	struct ib_device *krwq_dev;
 	struct bench_rvt *b;
+	unsigned int i;
 	int ret;
 
 	if (!rounds || rounds > BENCH_MAX_ROUNDS)
 		return -EINVAL;
+	targets = kcalloc(n_targets, sizeof(*targets), GFP_KERNEL);
+	if (!targets)
+		return -ENOMEM;
 	bench_log_pdev = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
 	if (!bench_log_pdev) {
 		pr_err("krwq_bench: rdmavt logs through a PCI device; there is none\n");
-		return -ENODEV;
+		ret = -ENODEV;
+		goto free_targets;
 	}
 	b = bench_rvt_register();
 	if (IS_ERR(b)) {
@@ -679,37 +789,43 @@ static int __init krwq_bench_init(void)
 		ret = PTR_ERR(b);
 		goto put_pdev;
 	}
-	targets[0].dev = &b->rdi.ibdev;
-	targets[1].dev = ib_device_get_by_name("krwq0", RDMA_DRIVER_QIB);
-	if (!targets[1].dev) {
+	krwq_dev = ib_device_get_by_name("krwq0", RDMA_DRIVER_QIB);
+	if (!krwq_dev) {
 		pr_err("krwq_bench: no krwq0 (load krwq.ko first)\n");
 		ret = -ENODEV;
 		goto unregister;
 	}
-	ret = bench_target_init(&targets[0]);
-	if (ret)
-		goto put_krwq;
-	ret = bench_target_init(&targets[1]);
-	if (ret)
-		goto exit_rvt;
+	for (i = 0; i < n_targets; i++) {
+		bool krwq = i % BENCH_DEVICES;
+
+		targets[i].name = krwq ? "krwq" : "rdmavt";
+		targets[i].take = krwq ? bench_take_krwq : bench_take_rvt;
+		targets[i].dev = krwq ? krwq_dev : &b->rdi.ibdev;
+		ret = bench_target_init(&targets[i]);
+		if (ret)
+			goto exit_targets;
+	}
+	for (i = 0; i < BENCH_DEVICES; i++)
+		targets[i].twin = &targets[i + BENCH_DEVICES];
+	i = n_targets;	/* how many to exit */
 
 	pr_info("krwq_bench: %u rounds of %u operations, depth %u, %u CPUs, devices %s and %s\n",
 		rounds, BENCH_OPS, BENCH_DEPTH, num_online_cpus(),
 		dev_name(&targets[0].dev->dev), dev_name(&targets[1].dev->dev));
-	ret = bench_all(targets, ARRAY_SIZE(targets));
+	ret = bench_all(targets, BENCH_DEVICES);
 	if (!ret)
 		pr_info("krwq_bench: done\n");
 
-	bench_target_exit(&targets[1]);
-exit_rvt:
-	bench_target_exit(&targets[0]);
-put_krwq:
-	if (targets[1].dev)
-		ib_device_put(targets[1].dev);
+exit_targets:
+	while (i--)
+		bench_target_exit(&targets[i]);
+	ib_device_put(krwq_dev);
 unregister:
 	bench_rvt_unregister(b);
 put_pdev:
 	pci_dev_put(bench_log_pdev);
+free_targets:
+	kfree(targets);
 	return ret;
 }
 

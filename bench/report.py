@@ -150,6 +150,8 @@ KERNEL = [
     ("pair4", "kernel: post+take, 4 SGE", "ns/op", "lower", None, None),
     ("threads", "kernel: producer + consumer on 2 CPUs, per WR", "ns/WR", "lower",
      None, None),
+    ("two_qps", "kernel: post+take on 2 QPs, one per CPU, per WR", "ns/WR", "lower",
+     None, None),
 ]
 
 LOWER_US = ("us", "lower")
@@ -347,6 +349,18 @@ def breakdown_rows(vals, sfx):
     return rows
 
 
+def kernel_scaling_rows(vals):
+    """krwq's post+take on two QPs, one per CPU, against its own one-QP
+    pair: per WR, so 0.5 is a second CPU that doubles the rate."""
+    k1, k2 = vals.get(("kernel", "pair1", "krwq")), vals.get(("kernel", "two_qps", "krwq"))
+    if k1 is None or k2 is None:
+        return []
+    p1, p2 = vals.get(("kernel", "pair1", "rdmavt")), vals.get(("kernel", "two_qps", "rdmavt"))
+    note = f"rdmavt: {p2 / p1:.2f} of its one-QP figure" if p1 and p2 else None
+    return [row("kernel: post+take, 2 QPs on 2 CPUs against 1 QP, per WR", "ns/WR", "lower",
+                k2, "krwq, 1 QP (same boot)", k1, note=note, rid="kernel_scaling_2qps")]
+
+
 def guest_rows(vals, tag):
     exact_rates(vals)
     rows = []
@@ -358,6 +372,7 @@ def guest_rows(vals, tag):
         # the in-kernel part uses kernel QPs: the uverbs ABI does not apply
         rows.append(row(name, unit, better, k, "rdmavt (same boot)", p, goal,
                         (lambda r, b=bound: r <= b) if bound else None))
+    rows += kernel_scaling_rows(vals)
     def e2e_row(metric, name, unit, better, krwq, peer, cm):
         k, p = vals.get(("e2e", metric + cm, krwq)), vals.get(("e2e", metric + cm, peer))
         if k is None or p is None:
