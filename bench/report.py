@@ -184,6 +184,7 @@ CM = [
      "higher"),
     ("write_bw_mibs_4096_pl32", "ib_write_bw --post_list 32, 4 KiB, bandwidth", "MiB/s",
      "higher"),
+    ("send_bw_mmps_64_q2", "ib_send_bw -q 2, 64 B, message rate", "msg/s", "higher"),
 ]
 
 # how many times better than each peer krwq is to be: the 64-byte
@@ -219,7 +220,7 @@ def floor_of(vals, metric):
     a pingpong iteration is two messages.  (description, value in the
     metric's unit), or (None, None) without the floors."""
     sys_ns = vals.get(("floor", "syscall_ns", "guest"))
-    m = re.match(r"^(\w+?)_(us|mmps|mibs)_(\d+)(?:_pl(\d+))?$", metric)
+    m = re.match(r"^(\w+?)_(us|mmps|mibs)_(\d+)(?:_pl(\d+))?(?:_q\d+)?$", metric)
     if sys_ns is None or not m:
         return None, None
     size, wrs = int(m[3]), int(m[4] or 1)
@@ -391,6 +392,14 @@ def guest_rows(vals, tag):
     for metric, name, unit, better in CM:
         for peer in ("rxe0", "siw0"):
             e2e_row(metric, name, unit, better, "krwqe0", peer, "_cm")
+    k1, k2 = vals.get(("e2e", "send_bw_mmps_64_cm", "krwqe0")), \
+        vals.get(("e2e", "send_bw_mmps_64_q2_cm", "krwqe0"))
+    if k1 and k2:
+        p1, p2 = vals.get(("e2e", "send_bw_mmps_64_cm", "rxe0")), \
+            vals.get(("e2e", "send_bw_mmps_64_q2_cm", "rxe0"))
+        rows.append(row("e2e: ib_send_bw 64 B, message rate, 2 QPs against 1 QP, rdma_cm" + sfx,
+                        "msg/s", "higher", k2 * 1e6, "krwqe0, 1 QP (same boot)", k1 * 1e6,
+                        note=f"rxe0: {p2 / p1:.2f}x from its second QP" if p1 and p2 else None))
     rows += floor_rows(vals, sfx)
     rows += breakdown_rows(vals, sfx)
     # the copy limit: the faster of glibc's memcpy and rep movsb

@@ -13,7 +13,8 @@
 #  - each end-to-end client on krwq0 then on rxe0, back to back, so that
 #    both devices see the same conditions; then the perftest clients over
 #    rdma_cm (-R, what iWARP's siw needs) on krwqe0, rxe0 and siw0, with
-#    one WR per post and with lists of 32 (--post_list 32);
+#    one WR per post, with lists of 32 (--post_list 32) and over two QPs
+#    (-q 2);
 #  - on a kernel with the function_graph tracer and krwq.ko at abi=2:
 #    where a 64-byte ibv_post_send's time goes on krwq0 (breakdown).
 # Prints one line per figure:  BENCH <part> <metric> <device> <value>
@@ -166,16 +167,18 @@ send_lat() {	# SIZE
 	done
 }
 
-# bw TEST SIZE ITERS [LIST]: ib_TEST_bw, with LIST WRs per post if given
-# (ITERS a multiple of LIST)
+# bw TEST SIZE ITERS [LIST] [QPS]: ib_TEST_bw, with LIST WRs per post if
+# given and not empty (ITERS a multiple of LIST), over QPS QPs if given
 bw() {
 	for dev in $devs; do
 		reach "$dev"
+		m="$2${4:+_pl$4}${5:+_q$5}$sfx"
 		# shellcheck disable=SC2086 # $how is zero, one or two words
 		pair $tmp/bw.log $tmp/out.json \
-			"ib_$1_bw" -d "$dev" $how -s "$2" -n "$3" ${4:+--post_list "$4"} || continue
-		echo "BENCH e2e $1_bw_mibs_$2${4:+_pl$4}$sfx $dev $(perftest_json $tmp/out.json BW_average)"
-		echo "BENCH e2e $1_bw_mmps_$2${4:+_pl$4}$sfx $dev $(perftest_json $tmp/out.json MsgRate)"
+			"ib_$1_bw" -d "$dev" $how -s "$2" -n "$3" ${4:+--post_list "$4"} \
+			${5:+-q "$5"} || continue
+		echo "BENCH e2e $1_bw_mibs_$m $dev $(perftest_json $tmp/out.json BW_average)"
+		echo "BENCH e2e $1_bw_mmps_$m $dev $(perftest_json $tmp/out.json MsgRate)"
 	done
 }
 
@@ -304,6 +307,7 @@ bw write 4096 2000
 bw send 64 2048 32
 bw send 4096 2048 32
 bw write 4096 2048 32
+bw send 64 2000 "" 2
 addr='' cm=0
 
 breakdown
