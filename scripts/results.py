@@ -11,15 +11,19 @@
 
 summary.json is {"commit", "date", "seconds", "wall", "passed", "failed",
 "stages": [{"stage", "passed", "failed", "seconds"}], "dose": {NAME: N},
-"boots": [{"kernel", "seconds", "status", "cpu", "command"}], "cpu_busy"}:
+"boots": [{"kernel", "seconds", "status", "cpu", "command"}], "cpu_busy",
+"failures": [LINE]}:
 cpu_busy is the share of the machine's CPU time that was busy over the
 run (all CPUs, from /proc/stat), a boot's cpu the CPU seconds it used
-(QEMU's, and the copy of its console).
+(QEMU's, and the copy of its console).  failures are the lines of the
+failing stages' logs that name a failed check, each after its stage's
+name (read_failures).
 """
 
 import datetime
 import json
 import os
+import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -66,6 +70,42 @@ def read_boots(path):
     return boots
 
 
+# A failed check as a stage's log has it: the host's "FAILED" lines
+# (scripts/lib.sh's bad, after "krwq: " and its part's name), GoogleTest's
+# and kunit.py's "[  FAILED  ]" and "[FAILED]" (after kunit.py's time), or
+# a guest's TAP or KTAP "not ok", indented or not, that is not a TODO.
+FAILURE = re.compile(r"^\s*(?:\[[\d:]+\] )?(?:krwq: (?:[\w-]+: )?)?"
+                     r"(FAILED\b.*|\[ *FAILED *\] .*|not ok \d+.*)$")
+
+
+def read_failures(folder, stages, per_stage=10, limit=40):
+    """The failed checks that each failing stage's log FOLDER/STAGE.log
+    names, each once, at most PER_STAGE a stage and LIMIT in all, as
+    "STAGE: LINE"; a failing stage whose log names none, or that has no
+    log, gets a line that says so."""
+    found = []
+    for s in stages:
+        if not s["failed"]:
+            continue
+        path = os.path.join(folder, f"{s['stage']}.log")
+        lines = []
+        if os.path.exists(path):
+            with open(path, errors="replace") as f:
+                for line in f:
+                    m = FAILURE.match(line.rstrip("\n"))
+                    if m and "# TODO" not in m[1] and m[1][:160] not in lines:
+                        lines.append(m[1][:160])
+        if not lines:
+            why = "none named in its log" if os.path.exists(path) else "it has no log of its own"
+            lines = [f"{s['failed']} failed, {why}"]
+        elif len(lines) > per_stage:
+            lines[per_stage:] = [f"... and {len(lines) - per_stage} more"]
+        found += [f"{s['stage']}: {line}" for line in lines]
+    if len(found) > limit:
+        found[limit:] = [f"... and {len(found) - limit} more"]
+    return found
+
+
 def kernel_name(kernel):
     """A short name for a cached kernel's folder."""
     if kernel.startswith("debian-kernel"):
@@ -103,6 +143,9 @@ def table(summary):
             cmd = b["command"][:48].replace("|", "\\|")
             out.append(f"| {kernel_name(b['kernel'])} | {b['seconds']:.0f} | "
                        f"{b.get('cpu', '?')} | {b['status']} | `{cmd}` |")
+    # last, so that the tail of a run's output names what failed
+    if summary.get("failures"):
+        out += ["", "Failed checks:", *(f"- {line}" for line in summary["failures"])]
     return "\n".join(out)
 
 
@@ -123,6 +166,10 @@ def summary_cmd(folder, commit, out=sys.stdout, seconds=None, cpu_busy=None):
     the stages' seconds added up.  CPU_BUSY: the busy share of the CPUs
     over the run, if known."""
     stages = read_tally(os.path.join(folder, "tally"))
+    try:
+        failures = read_failures(folder, stages)
+    except OSError as e:  # a list that cannot be read must not fail the run
+        failures = [f"the stages' logs could not be read: {e}"]
     summary = {
         "commit": commit,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -134,6 +181,7 @@ def summary_cmd(folder, commit, out=sys.stdout, seconds=None, cpu_busy=None):
         "dose": read_dose(os.path.join(folder, "dose")),
         "boots": read_boots(os.path.join(folder, "boots.tsv")),
         "cpu_busy": cpu_busy,
+        "failures": failures,
     }
     with open(os.path.join(folder, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
