@@ -350,16 +350,28 @@ def breakdown_rows(vals, sfx):
     return rows
 
 
+def own_scaling_row(name, unit, better, krwq, peer, base, peer_note, goal=None, test=None,
+                    rid=None):
+    """krwq's figure with two QPs or jobs against its own with one (BASE
+    names it): KRWQ and PEER are (one, two) pairs, and PEER's own ratio
+    goes in the note through the format PEER_NOTE.  [] when krwq's pair
+    is incomplete."""
+    (k1, k2), (p1, p2) = krwq, peer
+    if not k1 or not k2:
+        return []
+    note = peer_note.format(p2 / p1) if p1 and p2 else None
+    return [row(name, unit, better, k2, base, k1, goal, test, note=note, rid=rid)]
+
+
 def kernel_scaling_rows(vals):
     """krwq's post+take on two QPs, one per CPU, against its own one-QP
     pair: per WR, so 0.5 is a second CPU that doubles the rate."""
-    k1, k2 = vals.get(("kernel", "pair1", "krwq")), vals.get(("kernel", "two_qps", "krwq"))
-    if k1 is None or k2 is None:
-        return []
-    p1, p2 = vals.get(("kernel", "pair1", "rdmavt")), vals.get(("kernel", "two_qps", "rdmavt"))
-    note = f"rdmavt: {p2 / p1:.2f} of its one-QP figure" if p1 and p2 else None
-    return [row("kernel: post+take, 2 QPs on 2 CPUs against 1 QP, per WR", "ns/WR", "lower",
-                k2, "krwq, 1 QP (same boot)", k1, note=note, rid="kernel_scaling_2qps")]
+    def pair(dev):
+        return vals.get(("kernel", "pair1", dev)), vals.get(("kernel", "two_qps", dev))
+
+    return own_scaling_row("kernel: post+take, 2 QPs on 2 CPUs against 1 QP, per WR", "ns/WR",
+                           "lower", pair("krwq"), pair("rdmavt"), "krwq, 1 QP (same boot)",
+                           "rdmavt: {:.2f} of its one-QP figure", rid="kernel_scaling_2qps")
 
 
 def guest_rows(vals, tag):
@@ -392,14 +404,13 @@ def guest_rows(vals, tag):
     for metric, name, unit, better in CM:
         for peer in ("rxe0", "siw0"):
             e2e_row(metric, name, unit, better, "krwqe0", peer, "_cm")
-    k1, k2 = vals.get(("e2e", "send_bw_mmps_64_cm", "krwqe0")), \
-        vals.get(("e2e", "send_bw_mmps_64_q2_cm", "krwqe0"))
-    if k1 and k2:
-        p1, p2 = vals.get(("e2e", "send_bw_mmps_64_cm", "rxe0")), \
-            vals.get(("e2e", "send_bw_mmps_64_q2_cm", "rxe0"))
-        rows.append(row("e2e: ib_send_bw 64 B, message rate, 2 QPs against 1 QP, rdma_cm" + sfx,
-                        "msg/s", "higher", k2 * 1e6, "krwqe0, 1 QP (same boot)", k1 * 1e6,
-                        note=f"rxe0: {p2 / p1:.2f}x from its second QP" if p1 and p2 else None))
+    def rate_pair(dev):  # perftest reports millions of messages/s
+        return tuple(v and v * 1e6 for v in (vals.get(("e2e", "send_bw_mmps_64_cm", dev)),
+                                             vals.get(("e2e", "send_bw_mmps_64_q2_cm", dev))))
+
+    rows += own_scaling_row("e2e: ib_send_bw 64 B, message rate, 2 QPs against 1 QP, rdma_cm"
+                            + sfx, "msg/s", "higher", rate_pair("krwqe0"), rate_pair("rxe0"),
+                            "krwqe0, 1 QP (same boot)", "rxe0: {:.2f}x from its second QP")
     rows += floor_rows(vals, sfx)
     rows += breakdown_rows(vals, sfx)
     # the copy limit: the faster of glibc's memcpy and rep movsb
@@ -549,14 +560,13 @@ def scaling_rows(fio):
     def mean_iops(dev, job):
         return mean(pass_values(fio.get((dev, job)), "iops"))
 
-    k1, k2 = mean_iops("krwqe0", "randread_4k_qd32"), mean_iops("krwqe0", "randread_4k_qd32_2jobs")
-    if not k1 or not k2:
-        return []
-    p1, p2 = mean_iops("rxe0", "randread_4k_qd32"), mean_iops("rxe0", "randread_4k_qd32_2jobs")
-    note = f"rxe0: {p2 / p1:.2f}x from its second job" if p1 and p2 else None
-    return [row("ulp: NVMe-oF 4 KiB random read, iodepth 32, 2 jobs against 1 job", "IOPS",
-                "higher", k2, "krwqe0, 1 job (same boot)", k1, "ratio >= 1.6",
-                lambda r: r >= 1.6, note=note, rid="ulp_scaling_2jobs")]
+    def pair(dev):
+        return mean_iops(dev, "randread_4k_qd32"), mean_iops(dev, "randread_4k_qd32_2jobs")
+
+    return own_scaling_row("ulp: NVMe-oF 4 KiB random read, iodepth 32, 2 jobs against 1 job",
+                           "IOPS", "higher", pair("krwqe0"), pair("rxe0"),
+                           "krwqe0, 1 job (same boot)", "rxe0: {:.2f}x from its second job",
+                           "ratio >= 1.6", lambda r: r >= 1.6, rid="ulp_scaling_2jobs")
 
 
 def ulp_rows(path):
