@@ -265,10 +265,10 @@ against() {
 	echo "# $label $(($(now) - ag_t0)) s"
 }
 
-# nvme_host NQN ADDR: the host's part: connect to NQN at ADDR, write and
-# verify the pattern, disconnect
+# nvme_host NQN ADDR [nvme connect option...]: the host's part: connect
+# to NQN at ADDR, write and verify the pattern, disconnect
 nvme_host() {
-	if connect "$1" "$2"; then
+	if connect "$@"; then
 		write_and_verify "$ns"
 		disconnect "$1"
 	fi
@@ -317,7 +317,13 @@ fault_round() {
 		grep -qx 'status 0' $log
 	report $? "$label netem $fault on both ends of the link"
 	echo "# $label netem $fault: NVMe-oF, nvme-rdma here, nvmet-rdma on A"
-	fio_offset=$fl_off nvme_host "$nqn" $a4
+	# Through loss, a lost CM message is sent again after the CM's
+	# response timeout (about 4 s), and the controller's set-up, which
+	# sends no command while an I/O queue connects, can outlast the
+	# default 5 s keep-alive timeout: the target then drops the
+	# controller and the I/O queue's connect is refused (seen once in
+	# 3% loss).  A lossy link's host allows more.
+	fio_offset=$fl_off nvme_host "$nqn" $a4 --keep-alive-tmo=30
 	fl_off=$((fl_off + size_mib))
 	fl_b2=$(stat_of krwqb wire_icrc_errors) fl_a2=$(icrc_of_a)
 	case $fault in
