@@ -363,7 +363,8 @@ moved() {
 }
 
 # app_state: one line per application: running or its exit status, and
-# the last lines of its output
+# the last lines of its output (six: a perftest that fails names the
+# completion's status four lines before its last)
 app_state() {
 	for a in $apps; do
 		if ended "$a"; then
@@ -371,7 +372,7 @@ app_state() {
 		else
 			echo "$a: running"
 		fi
-		grep -v 'ping data: ' "/tmp/$a.log" | tail -n 3 | sed 's/^/    /'
+		grep -v 'ping data: ' "/tmp/$a.log" | tail -n 6 | sed 's/^/    /'
 	done
 }
 
