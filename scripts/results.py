@@ -78,6 +78,11 @@ FAILURE = re.compile(r"^\s*(?:\[[\d:]+\] )?(?:krwq: (?:[\w-]+: )?)?"
                      r"(FAILED\b.*|\[ *FAILED *\] .*|not ok \d+.*)$")
 
 
+def capped(lines, limit):
+    """LINES, the ones past LIMIT replaced by one line that counts them."""
+    return lines[:limit] + ([f"... and {len(lines) - limit} more"] if len(lines) > limit else [])
+
+
 def read_failures(folder, stages, per_stage=10, limit=40):
     """The failed checks that each failing stage's log FOLDER/STAGE.log
     names, each once, at most PER_STAGE a stage and LIMIT in all, as
@@ -93,17 +98,14 @@ def read_failures(folder, stages, per_stage=10, limit=40):
             with open(path, errors="replace") as f:
                 for line in f:
                     m = FAILURE.match(line.rstrip("\n"))
-                    if m and "# TODO" not in m[1] and m[1][:160] not in lines:
-                        lines.append(m[1][:160])
+                    text = m and m[1][:160]
+                    if text and "# TODO" not in text and text not in lines:
+                        lines.append(text)
         if not lines:
             why = "none named in its log" if os.path.exists(path) else "it has no log of its own"
             lines = [f"{s['failed']} failed, {why}"]
-        elif len(lines) > per_stage:
-            lines[per_stage:] = [f"... and {len(lines) - per_stage} more"]
-        found += [f"{s['stage']}: {line}" for line in lines]
-    if len(found) > limit:
-        found[limit:] = [f"... and {len(found) - limit} more"]
-    return found
+        found += [f"{s['stage']}: {line}" for line in capped(lines, per_stage)]
+    return capped(found, limit)
 
 
 def kernel_name(kernel):
