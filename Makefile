@@ -25,7 +25,8 @@ KRWQ_MOD_DIR := updates/krwq
 DEPMOD ?= /sbin/depmod
 MODINFO ?= /sbin/modinfo
 
-.PHONY: all modules install uninstall kdir-check user demo check check-race host-test fuzz bench \
+.PHONY: all modules install uninstall kdir-check user demo check check-race check-blktests \
+	host-test fuzz bench \
 	results clean help kernel lint core-flags-clang coverage
 
 all: modules
@@ -84,6 +85,11 @@ check:
 check-race:
 	scripts/check-race
 
+# blktests' groups (GROUPS, default nvme) on krwq beside rdma_rxe, in one
+# boot of Debian's kernel; too long for make check (docs/testing.md)
+check-blktests:
+	scripts/check-blktests $(GROUPS)
+
 lint:
 	scripts/lint
 
@@ -129,6 +135,8 @@ help:
 	@echo "make demo       boot Debian's kernel in a VM, load krwq, show it working"
 	@echo 'make check      every test; ends with "N passed, N failed"'
 	@echo 'make check-race krwq under KCSAN (a second cached test kernel)'
+	@echo 'make check-blktests  blktests (GROUPS, default nvme, on RDMA) on krwq beside'
+	@echo '                rdma_rxe in Debian'"'"'s kernel; BLKTESTS_DIR=a clone, else cloned'
 	@echo 'make coverage   line and branch coverage of the core (host) and of krwq.ko'
 	@echo '                under the VM stages (a gcov test kernel) into build/coverage'
 	@echo 'make            build krwq.ko against the running kernel (its headers)'
