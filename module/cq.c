@@ -9,8 +9,15 @@
  * handlers only schedule their poller (a CQ from ib_alloc_cq(), polled
  * from softirq or a work item) or queue an event (a user CQ's completion
  * channel), so they are called right there, under cq->lock, one hand-off
- * fewer per completion.  Any other kernel handler is called from
- * notify_work, never under a krwq lock, so it may post and poll freely.
+ * fewer per completion.  Where the poller is bound to the CPU its handler
+ * runs on (ib_alloc_cq()'s softirq and bound work-item polling), the
+ * handler is called on the CPU of the CQ's completion vector, as an HCA's
+ * interrupt vector would call it: in place when the completing context
+ * runs there, else from an IPI.  A ULP that spreads its queues over the
+ * vectors (nvme-rdma, nvmet-rdma) so has its two ends' pollers on two
+ * CPUs, instead of every step of an I/O on the CPU that posted it.  Any
+ * other kernel handler is called from notify_work, never under a krwq
+ * lock, so it may post and poll freely.
  * A full CQ is an overflow: the completion is lost, the CQ raises
  * IB_EVENT_CQ_ERR and the caller moves its QP to ERR.
  */
@@ -26,6 +33,72 @@ static void krwq_cq_notify_work(struct work_struct *work)
 
 	if (cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
+/*
+ * The handler on cq->cpu, in hard interrupt context as an HCA's would be.
+ * Not under cq->lock: on that CPU it cannot interrupt a call made in
+ * place, which holds the lock with interrupts off.  The count drops last,
+ * with release, after which nothing here touches the CQ.
+ */
+static void krwq_cq_notify_ipi(void *data)
+{
+	struct krwq_cq *cq = data;
+
+	if (!READ_ONCE(cq->dying))
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	atomic_dec_return_release(&cq->ipis_queued);
+}
+
+/*
+ * Calls a handler that only schedules (cq->handler_schedules) on the CPU
+ * it belongs to.  Under cq->lock, so interrupts are off: the CPU cannot
+ * go offline between the look and the queueing.  An IPI still queued
+ * (-EBUSY) has not yet called the handler, so it covers this completion
+ * too.  Counted before it is queued, so that its handler's decrement
+ * never comes first.
+ */
+static void krwq_cq_call_handler(struct krwq_cq *cq)
+{
+	int ret;
+
+	lockdep_assert_held(&cq->lock);
+	if (cq->cpu >= 0 && cq->cpu != smp_processor_id() &&
+	    cpu_online(cq->cpu)) {
+		atomic_inc(&cq->ipis_queued);
+		ret = smp_call_function_single_async(cq->cpu, &cq->notify_ipi);
+		if (!ret)
+			return;
+		atomic_dec(&cq->ipis_queued);
+		if (ret == -EBUSY)
+			return;
+	}
+	cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
+/*
+ * Waits until no IPI of the CQ's is queued or running.  cq->dying was set
+ * under cq->lock, so every IPI counted is counted by now.
+ */
+static void krwq_cq_sync_ipis(struct krwq_cq *cq)
+{
+	while (atomic_read_acquire(&cq->ipis_queued))
+		cpu_relax();
+}
+
+/*
+ * Completion vector @vector's CPU: the (vector mod online)-th online CPU,
+ * or -1 (any CPU) if one went offline meanwhile.
+ */
+static int krwq_vector_cpu(u32 vector)
+{
+	unsigned int n = num_online_cpus(), i = 0;
+	int cpu;
+
+	for_each_online_cpu(cpu)
+		if (n && i++ == vector % n)
+			return cpu;
+	return -1;
 }
 
 /* IB_EVENT_CQ_ERR, raised here rather than under the locks of an overflow */
@@ -141,6 +214,16 @@ int krwq_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	 */
 	cq->handler_schedules = udata ||
 		(ibcq->wc && ibcq->poll_ctx != IB_POLL_DIRECT);
+	/*
+	 * A softirq or bound work-item poller runs on the CPU its handler
+	 * runs on; an unbound one, or a user CQ's event, wakes a thread
+	 * that the scheduler places.
+	 */
+	cq->cpu = !udata && ibcq->wc && (ibcq->poll_ctx == IB_POLL_SOFTIRQ ||
+					 ibcq->poll_ctx == IB_POLL_WORKQUEUE) ?
+		  krwq_vector_cpu(attr->comp_vector) : -1;
+	INIT_CSD(&cq->notify_ipi, krwq_cq_notify_ipi, cq);
+	atomic_set(&cq->ipis_queued, 0);
 	spin_lock_init(&cq->lock);
 	INIT_WORK(&cq->notify_work, krwq_cq_notify_work);
 	INIT_WORK(&cq->event_work, krwq_cq_event_work);
@@ -166,8 +249,9 @@ int krwq_pre_destroy_cq(struct ib_cq *ibcq)
 	unsigned long flags;
 
 	spin_lock_irqsave(&cq->lock, flags);
-	cq->dying = true;
+	WRITE_ONCE(cq->dying, true);	/* read by krwq_cq_notify_ipi() */
 	spin_unlock_irqrestore(&cq->lock, flags);
+	krwq_cq_sync_ipis(cq);
 	cancel_work_sync(&cq->notify_work);
 	return 0;
 }
@@ -395,8 +479,9 @@ static void krwq_uverbs_wc(struct ib_uverbs_wc *u, const struct ib_wc *wc)
  * @solicited: the completion is for a solicited event.
  *
  * May run with a QP's s_lock and a ring lock held (see krwq.h).  Calls
- * the RDMA core's own completion handler in place when the CQ is armed
- * (handler_schedules), any other handler from notify_work.
+ * the RDMA core's own completion handler when the CQ is armed
+ * (handler_schedules), in place or by an IPI to the CPU of the CQ's
+ * completion vector, any other handler from notify_work.
  *
  * Return: true, or false if the CQ overflowed (the caller moves the QP to
  * ERR).
@@ -432,7 +517,7 @@ bool krwq_cq_enter(struct krwq_cq *cq, const struct ib_wc *wc, bool solicited)
 	     (solicited || wc->status != IB_WC_SUCCESS))) {
 		cq->notify = 0;
 		if (!cq->dying && cq->handler_schedules)
-			cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+			krwq_cq_call_handler(cq);
 		else if (!cq->dying)
 			queue_work(krwq_wq, &cq->notify_work);
 	}

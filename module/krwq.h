@@ -30,7 +30,9 @@
  * completion handlers other than the RDMA core's own, run from work items,
  * never under a krwq lock.  The core's completion handlers (a CQ of
  * ib_alloc_cq(), a user CQ) only schedule a poller or queue an event, so
- * they are called in place under cq->lock.  The locks they take (a work
+ * they are called in place under cq->lock, or from an IPI on the CPU of
+ * the CQ's completion vector (cq.c), in hard interrupt context and under
+ * no krwq lock.  The locks they take (a work
  * pool's; a user CQ's event queue, its wait queue and, for SIGIO, the
  * fasync, owner, tasklist and sighand locks) are all irq-safe and never
  * held around a call into krwq.
@@ -74,6 +76,7 @@
 #include <linux/refcount.h>
 #include <linux/sizes.h>
 #include <linux/skbuff.h>
+#include <linux/smp.h>
 #include <linux/spinlock.h>
 #include <linux/timer.h>
 #include <linux/workqueue.h>
@@ -449,6 +452,9 @@ struct krwq_cq {
 	bool overflowed;
 	bool handler_schedules;	/* comp_handler only schedules: called in place */
 	bool dying;		/* no more handler calls: the CQ is going away */
+	int cpu;		/* its comp_vector's CPU, or -1: any CPU */
+	call_single_data_t notify_ipi;	/* the handler called on @cpu */
+	atomic_t ipis_queued;	/* notify_ipi queued, its handler not yet run */
 	struct work_struct notify_work;
 	struct work_struct event_work;	/* IB_EVENT_CQ_ERR */
 };

@@ -127,6 +127,7 @@ void kv_ud_too_long_srq(struct kunit *t);
 /* limits.c: object limits and CQs */
 void kv_cq_notify(struct kunit *t);
 void kv_cq_core_handler_in_place(struct kunit *t);
+void kv_cq_core_handler_on_vector_cpu(struct kunit *t);
 void kv_cq_core_pollers(struct kunit *t);
 void kv_cq_vectors(struct kunit *t);
 void kv_cq_overflow(struct kunit *t);

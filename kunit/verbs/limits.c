@@ -40,13 +40,19 @@ void kv_cq_notify(struct kunit *t)
 					    IB_CQ_REPORT_MISSED_EVENTS), 1);
 }
 
-/* What kv_note_handler() saw: the task it ran in, and how often. */
+/* What kv_note_handler() saw: where it ran, and how often. */
 static struct task_struct *kv_handler_task;
+static int kv_handler_cpu;
+static bool kv_handler_hardirq;
 static atomic_t kv_handler_calls;
 
 static void kv_note_handler(struct ib_cq *cq, void *ctx)
 {
 	WRITE_ONCE(kv_handler_task, current);
+	WRITE_ONCE(kv_handler_cpu, raw_smp_processor_id());
+	WRITE_ONCE(kv_handler_hardirq, in_hardirq());
+	/* the notes before the count, which the case reads first */
+	smp_mb__before_atomic();
 	atomic_inc(&kv_handler_calls);
 }
 
@@ -87,47 +93,109 @@ static int kv_pair_on(struct kv_env *v, struct ib_cq *cq, struct ib_qp **c,
 	return ret;
 }
 
-/**
- * kv_cq_core_handler_in_place() - the handler of a CQ from ib_alloc_cq()
- * runs in the context that completes, before the post returns.
- * @t: the running case; its priv is the fixture (struct kv_env).
- *
- * The RDMA core's handlers for such a CQ only schedule its poller, so
- * krwq calls them in place instead of from a work item of its own.  The
- * case replaces the core's handler by one that notes its task, and
- * connects a QP whose receive CQ it is to one of the fixture's.
+/*
+ * One SEND to a QP receiving on a CQ from ib_alloc_cq() on completion
+ * vector 0, whose handler is replaced by kv_note_handler(), posted from
+ * the vector's CPU (@same_cpu) or from another.  The case's task stays
+ * bound to the posting CPU for the rest of the case.  Returns the vector's CPU, or -1
+ * after failing the case; *@c is the QP made, or NULL.
  */
-void kv_cq_core_handler_in_place(struct kunit *t)
+static int kv_send_to_vector(struct kunit *t, bool same_cpu, struct ib_cq **cq,
+			     struct ib_qp **c)
 {
+	/* vector 0's CPU: the first online one (docs/device.md) */
+	int vcpu = cpumask_first(cpu_online_mask), post_cpu = vcpu;
 	struct kv_env *v = t->priv;
-	struct task_struct *ran_in;
-	struct ib_qp *c, *d;
-	struct ib_cq *cq;
-	struct ib_wc wc;
-	int ret;
+	struct ib_qp *d;
 
-	cq = ib_alloc_cq(v->dev, NULL, KV_DEPTH, 0, IB_POLL_WORKQUEUE);
-	KUNIT_ASSERT_FALSE(t, IS_ERR(cq));
-	cq->comp_handler = kv_note_handler;	/* the core armed the CQ */
-	ret = kv_pair_on(v, cq, &c, &d);
-	if (ret) {
-		ib_free_cq(cq);
-		KUNIT_FAIL(t, "the QP pair: %d", ret);
-		return;
+	*c = NULL;
+	if (!same_cpu) {
+		post_cpu = cpumask_any_but(cpu_online_mask, vcpu);
+		if (post_cpu >= nr_cpu_ids)
+			kunit_skip(t, "no second online CPU");
+	}
+	*cq = ib_alloc_cq(v->dev, NULL, KV_DEPTH, 0, IB_POLL_WORKQUEUE);
+	KUNIT_ASSERT_FALSE(t, IS_ERR(*cq));
+	(*cq)->comp_handler = kv_note_handler;	/* the core armed the CQ */
+	if (kv_pair_on(v, *cq, c, &d)) {
+		KUNIT_FAIL(t, "the QP pair");
+		return -1;
 	}
 	WRITE_ONCE(kv_handler_task, NULL);
 	atomic_set(&kv_handler_calls, 0);
-	if (kv_post_recv(v, c, 1, v->bbuf, 64) || kv_send(v, d, 2, v->abuf, 64)) {
-		KUNIT_FAIL(t, "post_recv or post_send");
-		goto out;
+	if (set_cpus_allowed_ptr(current, cpumask_of(post_cpu))) {
+		KUNIT_FAIL(t, "binding the case to CPU %d", post_cpu);
+		return -1;
 	}
-	/* no wait: the delivery and its completion happened in the post */
-	ran_in = READ_ONCE(kv_handler_task);
-	KUNIT_EXPECT_EQ(t, atomic_read(&kv_handler_calls), 1);
-	KUNIT_EXPECT_PTR_EQ(t, ran_in, current);
-	KUNIT_EXPECT_EQ(t, kv_poll(cq, &wc, 1), 1);
-out:
-	ib_destroy_qp(c);
+	KUNIT_EXPECT_EQ(t, raw_smp_processor_id(), post_cpu);
+	if (kv_post_recv(v, *c, 1, v->bbuf, 64) || kv_send(v, d, 2, v->abuf, 64)) {
+		KUNIT_FAIL(t, "post_recv or post_send");
+		return -1;
+	}
+	return vcpu;
+}
+
+/**
+ * kv_cq_core_handler_in_place() - the handler of a CQ from ib_alloc_cq()
+ * runs in the context that completes, before the post returns, when that
+ * runs on the CPU of the CQ's completion vector.
+ * @t: the running case; its priv is the fixture (struct kv_env).
+ *
+ * The RDMA core's handlers for such a CQ only schedule its poller, so
+ * krwq calls them in place instead of from a work item of its own.
+ */
+void kv_cq_core_handler_in_place(struct kunit *t)
+{
+	struct task_struct *ran_in;
+	struct ib_qp *c;
+	struct ib_cq *cq;
+	struct ib_wc wc;
+
+	if (kv_send_to_vector(t, true, &cq, &c) >= 0) {
+		/* no wait: the delivery and its completion happened in the post */
+		KUNIT_EXPECT_EQ(t, atomic_read(&kv_handler_calls), 1);
+		ran_in = READ_ONCE(kv_handler_task);
+		KUNIT_EXPECT_PTR_EQ(t, ran_in, current);
+		KUNIT_EXPECT_EQ(t, kv_poll(cq, &wc, 1), 1);
+	}
+	if (c)
+		ib_destroy_qp(c);
+	ib_free_cq(cq);
+}
+
+/**
+ * kv_cq_core_handler_on_vector_cpu() - from another CPU, the handler of a
+ * CQ from ib_alloc_cq() is called on its completion vector's CPU, in hard
+ * interrupt context, as an HCA's interrupt would call it.
+ * @t: the running case; its priv is the fixture (struct kv_env).
+ *
+ * nvme-rdma and nvmet-rdma spread their queues' CQs over the vectors so
+ * that their pollers run on different CPUs; called in place, every step
+ * of an I/O would run on the CPU that posted it.  Skipped on one CPU.
+ */
+void kv_cq_core_handler_on_vector_cpu(struct kunit *t)
+{
+	struct ib_qp *c;
+	struct ib_cq *cq;
+	struct ib_wc wc;
+	int cpu, ran_on, i;
+	bool in_irq;
+
+	cpu = kv_send_to_vector(t, false, &cq, &c);
+	if (cpu >= 0) {
+		for (i = 0; i < 1000 && !atomic_read(&kv_handler_calls); i++)
+			usleep_range(1000, 2000);
+		KUNIT_EXPECT_EQ(t, atomic_read(&kv_handler_calls), 1);
+		/* pairs with kv_note_handler()'s barrier */
+		smp_rmb();
+		ran_on = READ_ONCE(kv_handler_cpu);
+		in_irq = READ_ONCE(kv_handler_hardirq);
+		KUNIT_EXPECT_EQ(t, ran_on, cpu);
+		KUNIT_EXPECT_TRUE(t, in_irq);
+		KUNIT_EXPECT_EQ(t, kv_poll(cq, &wc, 1), 1);
+	}
+	if (c)
+		ib_destroy_qp(c);
 	ib_free_cq(cq);
 }
 
