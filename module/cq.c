@@ -95,8 +95,11 @@ static int krwq_vector_cpu(u32 vector)
 	unsigned int n = num_online_cpus(), i = 0;
 	int cpu;
 
+	if (!n)
+		return -1;
+	vector %= n;
 	for_each_online_cpu(cpu)
-		if (n && i++ == vector % n)
+		if (i++ == vector)
 			return cpu;
 	return -1;
 }

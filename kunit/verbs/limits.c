@@ -97,8 +97,8 @@ static int kv_pair_on(struct kv_env *v, struct ib_cq *cq, struct ib_qp **c,
  * One SEND to a QP receiving on a CQ from ib_alloc_cq() on completion
  * vector 0, whose handler is replaced by kv_note_handler(), posted from
  * the vector's CPU (@same_cpu) or from another.  The case's task stays
- * bound to the posting CPU for the rest of the case.  Returns the vector's CPU, or -1
- * after failing the case; *@c is the QP made, or NULL.
+ * bound to the posting CPU for the rest of the case.  Returns the
+ * vector's CPU, or -1 after failing the case; *@c is the QP made, or NULL.
  */
 static int kv_send_to_vector(struct kunit *t, bool same_cpu, struct ib_cq **cq,
 			     struct ib_qp **c)
