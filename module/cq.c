@@ -21,6 +21,7 @@
  * A full CQ is an overflow: the completion is lost, the CQ raises
  * IB_EVENT_CQ_ERR and the caller moves its QP to ERR.
  */
+#include <kunit/visibility.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 
@@ -527,3 +528,4 @@ bool krwq_cq_enter(struct krwq_cq *cq, const struct ib_wc *wc, bool solicited)
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return true;
 }
+EXPORT_SYMBOL_IF_KUNIT(krwq_cq_enter);

@@ -128,6 +128,7 @@ void kv_ud_too_long_srq(struct kunit *t);
 void kv_cq_notify(struct kunit *t);
 void kv_cq_core_handler_in_place(struct kunit *t);
 void kv_cq_core_handler_on_vector_cpu(struct kunit *t);
+void kv_cq_core_freed_with_ipi_queued(struct kunit *t);
 void kv_cq_core_pollers(struct kunit *t);
 void kv_cq_vectors(struct kunit *t);
 void kv_cq_overflow(struct kunit *t);

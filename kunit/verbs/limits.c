@@ -199,6 +199,95 @@ void kv_cq_core_handler_on_vector_cpu(struct kunit *t)
 	ib_free_cq(cq);
 }
 
+/*
+ * kv_hold_cpu()'s state: it began, and it let its CPU go.  Plain atomics:
+ * what queues krwq's IPI behind the hold is llist_add()'s fully ordered
+ * cmpxchg on the held CPU's queue, not these.
+ */
+static atomic_t kv_hold_began, kv_hold_ended;
+
+#define KV_HOLD_MS 500
+#define KV_HOLD_TRIES 3
+
+/*
+ * Holds the CPU it runs on with interrupts off (it runs as a cross-CPU
+ * call) for KV_HOLD_MS: an IPI queued to that CPU meanwhile waits for the
+ * end.
+ */
+static void kv_hold_cpu(void *unused)
+{
+	atomic_set(&kv_hold_began, 1);
+	mdelay(KV_HOLD_MS);
+	atomic_set(&kv_hold_ended, 1);
+}
+
+/*
+ * One try of kv_cq_core_freed_with_ipi_queued(): a completion on a new CQ
+ * from ib_alloc_cq() on vector 0, whose CPU @vcpu is held, then
+ * ib_free_cq().  Returns 1 if the handler's IPI was still queued just
+ * before ib_free_cq(), 0 if the hold had ended by then (the host
+ * scheduled a vCPU out for longer than the hold), or a negative errno.
+ * Returns once the hold has ended.
+ */
+static int kv_free_behind_hold(struct kunit *t, int vcpu)
+{
+	struct kv_env *v = t->priv;
+	struct ib_wc wc = {
+		.status = IB_WC_SUCCESS, .opcode = IB_WC_RECV, .qp = v->b,
+	};
+	struct ib_cq *cq;
+	int held = -EIO;
+
+	cq = ib_alloc_cq(v->dev, NULL, KV_DEPTH, 0, IB_POLL_WORKQUEUE);
+	if (IS_ERR(cq))
+		return PTR_ERR(cq);
+	cq->comp_handler = kv_note_handler;	/* the core armed the CQ */
+	atomic_set(&kv_handler_calls, 0);
+	atomic_set(&kv_hold_began, 0);
+	atomic_set(&kv_hold_ended, 0);
+	if (!smp_call_function_single(vcpu, kv_hold_cpu, NULL, false)) {
+		while (!atomic_read(&kv_hold_began))
+			cpu_relax();
+		if (krwq_cq_enter(to_kcq(cq), &wc, false))
+			held = atomic_read(&to_kcq(cq)->ipis_queued) == 1 &&
+			       !atomic_read(&kv_hold_ended);
+	}
+	ib_free_cq(cq);
+	while (atomic_read(&kv_hold_began) && !atomic_read(&kv_hold_ended))
+		msleep(20);
+	return held;
+}
+
+/**
+ * kv_cq_core_freed_with_ipi_queued() - a CQ from ib_alloc_cq() freed while
+ * the IPI that calls its handler is still queued: ib_free_cq() waits for
+ * the IPI, and the handler is not called.
+ * @t: the running case; its priv is the fixture (struct kv_env).
+ *
+ * The completion vector's CPU is held with interrupts off (kv_hold_cpu())
+ * from before the completion, and the IPI is seen still queued just
+ * before ib_free_cq(); a try where the hold ended first is made again, up
+ * to KV_HOLD_TRIES times.  Were the CQ freed without waiting, the IPI
+ * would then read freed memory (a KASAN report) or call the handler of a
+ * freed CQ.  The completion is entered directly: destroying a QP waits
+ * for every CPU, the held one too.  Skipped on one CPU.
+ */
+void kv_cq_core_freed_with_ipi_queued(struct kunit *t)
+{
+	int vcpu = cpumask_first(cpu_online_mask), post_cpu, held = 0, i;
+
+	post_cpu = cpumask_any_but(cpu_online_mask, vcpu);
+	if (post_cpu >= nr_cpu_ids)
+		kunit_skip(t, "no second online CPU");
+	KUNIT_ASSERT_EQ(t, set_cpus_allowed_ptr(current, cpumask_of(post_cpu)), 0);
+	for (i = 0; i < KV_HOLD_TRIES && !held; i++)
+		held = kv_free_behind_hold(t, vcpu);
+	KUNIT_ASSERT_GE_MSG(t, held, 0, "a CQ and a completion entered");
+	KUNIT_ASSERT_EQ_MSG(t, held, 1, "the hold ended before ib_free_cq(), %d tries",
+			    KV_HOLD_TRIES);
+	KUNIT_EXPECT_EQ(t, atomic_read(&kv_handler_calls), 0);
+}
+
 /* A receive completion that signals a waiter, as a ULP's wr_cqe does. */
 struct kv_signal {
 	struct ib_cqe cqe;
