@@ -110,13 +110,16 @@ def read_failures(folder, stages, per_stage=10, limit=40):
 
 
 def kernel_name(kernel):
-    """A short name for a cached kernel's folder."""
+    """A short name for a cached kernel's folder, and "kmemleak=off" after
+    it for a boot without kmemleak (scripts/vm's "+kmemleak=off")."""
+    kernel, off, _ = kernel.partition("+kmemleak=off")
+    name = kernel
     if kernel.startswith("debian-kernel"):
-        return "debian"
+        name = "debian"
     for variant in ("default", "kcsan", "gcov", "bench"):
         if f"-{variant}-" in kernel:
-            return "test" if variant == "default" else variant
-    return kernel
+            name = "test" if variant == "default" else variant
+    return f"{name}, kmemleak=off" if off else name
 
 
 def table(summary):
