@@ -53,9 +53,12 @@
 #
 # volume: after the namespaces and devices, only the UD, UC and RC runs
 # and the rdma_cm applications and perftest, each way; faults: only what
-# follows them (netem, KUnit's RC peer, the capture, one namespace, the
-# corruption and the teardown).  Both by default.  make check runs the
-# two in boots of their own, volume without kmemleak (scripts/check-vm).
+# follows them (netem, KUnit's RC peer, udaddy, the capture, one
+# namespace, the corruption and the teardown).  Both by default.  make
+# check runs them in separate boots: volume alone without kmemleak,
+# faults in the fabric's boot (scripts/check-vm).  A check that walks a
+# new path of krwq's goes where kmemleak is (faults), not only in volume
+# (docs/testing.md, "Which boots track leaks").
 case ${1:-all} in
 all | volume | faults) phase=${1:-all} ;;
 *) echo "usage: wire.sh [volume|faults]" >&2; exit 2 ;;
@@ -503,6 +506,8 @@ pingpong_pair uc "capture: ibv_uc_pingpong IPv4, krwqw0 server (kwa), rxe0 clien
 	kwa krwqw0 198.18.0.2 - rxe0 198.18.0.1
 pingpong_pair rc "capture: ibv_rc_pingpong IPv6, krwqw0 server (kwa), rxe0 client" \
 	kwa krwqw0 fd00:0018:0000:0000:0000:0000:0000:0002 - rxe0 fd00:0018:0000:0000:0000:0000:0000:0001 198.18.0.2
+perf_pair "capture: ib_write_bw -c UC, rxe0 server, krwqw0 client (kwa)" \
+	"ib_write_bw -c UC -s 4096" - rxe0 198.18.0.1 kwa krwqw0 198.18.0.2
 perf_pair "capture: ib_read_bw, krwqw0 server (kwa), rxe0 client" \
 	"ib_read_bw -s 4096" kwa krwqw0 198.18.0.2 - rxe0 198.18.0.1
 perf_pair "capture: ib_read_bw, rxe0 server, krwqw0 client (kwa)" \
