@@ -113,13 +113,17 @@ def kernel_name(kernel):
     """A short name for a cached kernel's folder, and "kmemleak=off" after
     it for a boot without kmemleak (scripts/vm's "+kmemleak=off")."""
     kernel, off, _ = kernel.partition("+kmemleak=off")
-    name = kernel
+    return f"{folder_name(kernel)}, kmemleak=off" if off else folder_name(kernel)
+
+
+def folder_name(kernel):
+    """kernel_name's short name, without the kmemleak mark."""
     if kernel.startswith("debian-kernel"):
-        name = "debian"
+        return "debian"
     for variant in ("default", "kcsan", "gcov", "bench"):
         if f"-{variant}-" in kernel:
-            name = "test" if variant == "default" else variant
-    return f"{name}, kmemleak=off" if off else name
+            return "test" if variant == "default" else variant
+    return kernel
 
 
 def table(summary):
