@@ -11,12 +11,14 @@
                                   build/check/blktests.md and build/bench.json
 
 summary.json is {"commit", "date", "seconds", "wall", "passed", "failed",
-"stages": [{"stage", "passed", "failed", "seconds"}], "dose": {NAME: N},
-"boots": [{"kernel", "seconds", "status", "cpu", "command"}], "cpu_busy",
-"failures": [LINE]}:
+"stages": [{"stage", "passed", "failed", "seconds", "cpu"}], "dose": {NAME: N},
+"boots": [{"kernel", "seconds", "status", "cpu", "command"}],
+"jobs": [{"job", "cpu"}], "cpu_busy", "cpu_seconds", "failures": [LINE]}:
 cpu_busy is the share of the machine's CPU time that was busy over the
-run (all CPUs, from /proc/stat), a boot's cpu the CPU seconds it used
-(QEMU's, and the copy of its console).  failures are the lines of the
+run (all CPUs, from /proc/stat) and cpu_seconds that busy time; a
+stage's or a background job's cpu the CPU seconds it and the processes
+it waited for used; a boot's cpu the CPU seconds it used (QEMU's, and
+the copy of its console).  failures are the lines of the
 failing stages' logs that name a failed check, each after its stage's
 name (read_failures).
 """
@@ -31,14 +33,26 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def read_tally(path):
-    """scripts/check's tally: one "STAGE PASSED FAILED SECONDS" line a stage."""
+    """scripts/check's tally: one "STAGE PASSED FAILED SECONDS CPU" line a
+    stage."""
     stages = []
     with open(path) as f:
         for line in f:
-            name, passed, failed, secs = line.split()
+            name, passed, failed, secs, *cpu = line.split()  # no CPU before 2026-12
             stages.append({"stage": name, "passed": int(passed), "failed": int(failed),
-                           "seconds": int(secs)})
+                           "seconds": int(secs), "cpu": int(cpu[0]) if cpu else 0})
     return stages
+
+
+def read_jobs(path):
+    """scripts/check's background jobs that ended: "JOB CPU" lines."""
+    jobs = []
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                name, cpu = line.split()
+                jobs.append({"job": name, "cpu": int(cpu)})
+    return jobs
 
 
 def read_dose(path):
@@ -135,13 +149,27 @@ def table(summary):
            *(["Share: of the run's wall time; two stages run side by side, so the",
                "shares add up to more than 100%.", ""]
              if summary.get("wall") else []),
-           "| stage | passed | failed | seconds | share |",
-           "| --- | ---: | ---: | ---: | ---: |"]
+           "| stage | passed | failed | seconds | share | CPU s |",
+           "| --- | ---: | ---: | ---: | ---: | ---: |"]
     for s in summary["stages"]:
         out.append(f"| {s['stage']} | {s['passed']} | {s['failed']} | {s['seconds']} | "
-                   f"{100 * s['seconds'] / total:.0f}% |")
+                   f"{100 * s['seconds'] / total:.0f}% | {s.get('cpu', '?')} |")
     if summary.get("cpu_busy") is not None:
         out += ["", f"The CPUs were {100 * summary['cpu_busy']:.0f}% busy over the run."]
+    if summary.get("cpu_seconds") is not None:
+        staged = sum(s.get("cpu", 0) for s in summary["stages"])
+        jobs = summary.get("jobs", [])
+        background = sum(j["cpu"] for j in jobs)
+        busy = summary["cpu_seconds"]
+        out += ["", "Where the CPU time went (CPU s):", "",
+                "| what | CPU s | share |", "| --- | ---: | ---: |",
+                f"| the stages | {staged} | {100 * staged / (busy or 1):.0f}% |",
+                *(f"| background job {j['job']} | {j['cpu']} | "
+                  f"{100 * j['cpu'] / (busy or 1):.0f}% |" for j in jobs),
+                f"| the rest (the runner, apt-get, any other process) | "
+                f"{busy - staged - background:.0f} | "
+                f"{100 * (busy - staged - background) / (busy or 1):.0f}% |",
+                f"| the machine's busy time | {busy:.0f} | 100% |"]
     boots = sorted(summary["boots"], key=lambda b: -b["seconds"])
     if boots:
         vm = sum(b["seconds"] for b in boots)
@@ -170,11 +198,12 @@ def bench_table(rows, report):
     return "\n".join(out)
 
 
-def summary_cmd(folder, commit, out=sys.stdout, seconds=None, cpu_busy=None):
+def summary_cmd(folder, commit, out=sys.stdout, seconds=None, cpu_busy=None,
+                cpu_seconds=None):
     """Write FOLDER/summary.json, print the table on OUT, return the summary.
     SECONDS: the run's wall time (stages side by side overlap); without it,
-    the stages' seconds added up.  CPU_BUSY: the busy share of the CPUs
-    over the run, if known."""
+    the stages' seconds added up.  CPU_BUSY and CPU_SECONDS: the busy share
+    of the CPUs over the run and that busy time in seconds, if known."""
     stages = read_tally(os.path.join(folder, "tally"))
     try:
         failures = read_failures(folder, stages)
@@ -190,7 +219,9 @@ def summary_cmd(folder, commit, out=sys.stdout, seconds=None, cpu_busy=None):
         "stages": stages,
         "dose": read_dose(os.path.join(folder, "dose")),
         "boots": read_boots(os.path.join(folder, "boots.tsv")),
+        "jobs": read_jobs(os.path.join(folder, "jobs")),
         "cpu_busy": cpu_busy,
+        "cpu_seconds": None if cpu_seconds is None else round(cpu_seconds),
         "failures": failures,
     }
     with open(os.path.join(folder, "summary.json"), "w") as f:
