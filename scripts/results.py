@@ -4,7 +4,8 @@
 
   results.py summary DIR COMMIT   write DIR/summary.json from the files
                                   scripts/check leaves in DIR (tally, dose,
-                                  boots.tsv) and print where the time went
+                                  boots.tsv, jobs) and print where the
+                                  time went
   results.py table [SUMMARY]      print that table again from a summary.json
   results.py doc OUT              write OUT (docs/results.md) from
                                   build/check/summary.json,
@@ -17,7 +18,8 @@ summary.json is {"commit", "date", "seconds", "wall", "passed", "failed",
 cpu_busy is the share of the machine's CPU time that was busy over the
 run (all CPUs, from /proc/stat) and cpu_seconds that busy time; a
 stage's or a background job's cpu the CPU seconds it and the processes
-it waited for used; a boot's cpu the CPU seconds it used (QEMU's, and
+it waited for used (null for the stages whose work a job did: fuzz,
+dose); a boot's cpu the CPU seconds it used (QEMU's, and
 the copy of its console).  failures are the lines of the
 failing stages' logs that name a failed check, each after its stage's
 name (read_failures).
@@ -34,13 +36,15 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def read_tally(path):
     """scripts/check's tally: one "STAGE PASSED FAILED SECONDS CPU" line a
-    stage."""
+    stage; CPU is None where it was not measured."""
     stages = []
     with open(path) as f:
         for line in f:
-            name, passed, failed, secs, *cpu = line.split()  # no CPU before 2026-12
+            # CPU: "-" where not measured (fuzz, dose), none before 2026-12
+            name, passed, failed, secs, *cpu = line.split()
             stages.append({"stage": name, "passed": int(passed), "failed": int(failed),
-                           "seconds": int(secs), "cpu": int(cpu[0]) if cpu else 0})
+                           "seconds": int(secs),
+                           "cpu": int(cpu[0]) if cpu and cpu[0] != "-" else None})
     return stages
 
 
@@ -141,7 +145,8 @@ def folder_name(kernel):
 
 
 def table(summary):
-    """Where the time went: the stages, then the boots, longest first."""
+    """Where the time went: the stages, where their CPU time and the
+    background jobs' went, then the boots, longest first."""
     total = summary["seconds"] or 1
     out = [f"make check at {summary['commit']}, {summary['date']}: "
            f"{summary['passed']} passed, {summary['failed']} failed, "
@@ -153,22 +158,25 @@ def table(summary):
            "| --- | ---: | ---: | ---: | ---: | ---: |"]
     for s in summary["stages"]:
         out.append(f"| {s['stage']} | {s['passed']} | {s['failed']} | {s['seconds']} | "
-                   f"{100 * s['seconds'] / total:.0f}% | {s.get('cpu', '?')} |")
+                   f"{100 * s['seconds'] / total:.0f}% | "
+                   f"{'-' if s.get('cpu') is None else s['cpu']} |")
     if summary.get("cpu_busy") is not None:
         out += ["", f"The CPUs were {100 * summary['cpu_busy']:.0f}% busy over the run."]
     if summary.get("cpu_seconds") is not None:
-        staged = sum(s.get("cpu", 0) for s in summary["stages"])
+        staged = sum(s.get("cpu") or 0 for s in summary["stages"])
         jobs = summary.get("jobs", [])
         background = sum(j["cpu"] for j in jobs)
         busy = summary["cpu_seconds"]
+        # per-process and /proc/stat figures round apart: never below 0
+        rest = max(0, busy - staged - background)
         out += ["", "Where the CPU time went (CPU s):", "",
                 "| what | CPU s | share |", "| --- | ---: | ---: |",
                 f"| the stages | {staged} | {100 * staged / (busy or 1):.0f}% |",
                 *(f"| background job {j['job']} | {j['cpu']} | "
                   f"{100 * j['cpu'] / (busy or 1):.0f}% |" for j in jobs),
-                f"| the rest (the runner, apt-get, any other process) | "
-                f"{busy - staged - background:.0f} | "
-                f"{100 * (busy - staged - background) / (busy or 1):.0f}% |",
+                f"| everything else (the runner, apt-get, processes no stage "
+                f"waited for, other processes, steal) | {rest:.0f} | "
+                f"{100 * rest / (busy or 1):.0f}% |",
                 f"| the machine's busy time | {busy:.0f} | 100% |"]
     boots = sorted(summary["boots"], key=lambda b: -b["seconds"])
     if boots:
