@@ -169,15 +169,15 @@ def table(summary):
         busy = summary["cpu_seconds"]
         # per-process and /proc/stat figures round apart: never below 0
         rest = max(0, busy - staged - background)
+        rows = [("the stages", staged),
+                *((f"background job {j['job']}", j["cpu"]) for j in jobs),
+                ("everything else (the runner, apt-get, processes no stage "
+                 "waited for, other processes, steal)", rest),
+                ("the machine's busy time", busy)]
         out += ["", "Where the CPU time went (CPU s):", "",
                 "| what | CPU s | share |", "| --- | ---: | ---: |",
-                f"| the stages | {staged} | {100 * staged / (busy or 1):.0f}% |",
-                *(f"| background job {j['job']} | {j['cpu']} | "
-                  f"{100 * j['cpu'] / (busy or 1):.0f}% |" for j in jobs),
-                f"| everything else (the runner, apt-get, processes no stage "
-                f"waited for, other processes, steal) | {rest:.0f} | "
-                f"{100 * rest / (busy or 1):.0f}% |",
-                f"| the machine's busy time | {busy:.0f} | 100% |"]
+                *(f"| {what} | {cpu:.0f} | {100 * cpu / (busy or 1):.0f}% |"
+                  for what, cpu in rows)]
     boots = sorted(summary["boots"], key=lambda b: -b["seconds"])
     if boots:
         vm = sum(b["seconds"] for b in boots)
