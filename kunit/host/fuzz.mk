@@ -15,7 +15,8 @@ $(FUZZ_OUT)/%.o: cxx-core/%.cpp $(KRWQ_HOST_LAYOUT_DIR)/krwq_layout.h $(wildcard
 
 # The harness's own comparisons are not traced: they steer nothing the
 # core's do not, and tracing them cost a quarter of every execution.
-$(FUZZ_OUT)/rq_fuzz.o: kunit/host/rq_fuzz.cpp cxx-core/krwq_core.h module/rq.h $(HOST_INCLUDE_HDRS)
+$(FUZZ_OUT)/rq_fuzz.o: kunit/host/rq_fuzz.cpp cxx-core/krwq_core.h module/rq.h $(HOST_INCLUDE_HDRS) \
+		kunit/host/fuzz.mk
 	@mkdir -p $(dir $@)
 	$(FUZZ_CXX) -std=gnu++20 -O1 -g $(HOST_WARN) $(FUZZ_SAN) -fno-sanitize-coverage=trace-cmp \
 		$(HOST_CPPFLAGS) -c -o $@ $<

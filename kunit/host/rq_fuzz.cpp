@@ -139,47 +139,57 @@ void log_flushed(void *ctx, unsigned long long wr_id)
 
 const krwq_sink sink = { log_flushed, nullptr };
 
-// Ring memory, as the module would allocate it.  Two arenas (a resize
-// holds the old ring and the new one), each poisoned for ASan but for the
-// bytes of the ring it holds: a byte read or written past the ring, or in
-// a ring given back, is reported as for an exact-size malloc.  A malloc
-// and a free per ring cost a third of every execution, and twice that on
-// a busy machine: a ring of 255-entry scatter lists is 200 KiB, which ASan
-// maps, and unmaps with a TLB shootdown of every CPU.
+// Ring memory, as the module would allocate it.  A malloc and a free per
+// ring cost a third of every execution, and twice that on a busy machine:
+// a ring of 255-entry scatter lists is 200 KiB, which ASan maps, and
+// unmaps with a TLB shootdown of every CPU.  So rings come from four
+// slabs of one block, poisoned for ASan but for the bytes of the ring
+// each holds: a byte read or written past a ring, or before it, is
+// reported.  A resize holds two rings at once, and a ring given back
+// stays poisoned until the slab is the free one given back longest ago,
+// so a stale pointer into it is reported for at least two more resizes.
 class RingArena {
 public:
-	static constexpr size_t kBytes = 256 * 1024;
+	static constexpr size_t kSlabBytes = 256 * 1024;
+	static constexpr unsigned kSlabs = 4;
+
+	RingArena()
+		: block_(static_cast<unsigned char *>(std::aligned_alloc(64, kSlabs * kSlabBytes)))
+	{
+		EXPECT(block_);
+		ASAN_POISON_MEMORY_REGION(block_, kSlabs * kSlabBytes);
+	}
 
 	void *take(size_t bytes)
 	{
-		EXPECT(bytes <= kBytes);
-		Slab &slab = slabs_[slabs_[0].in_use ? 1 : 0];
-		EXPECT(!slab.in_use);
-		slab.in_use = true;
-		ASAN_UNPOISON_MEMORY_REGION(slab.mem, bytes);
-		return slab.mem;
+		EXPECT(bytes <= kSlabBytes);
+		int pick = -1;
+		for (unsigned i = 0; i < kSlabs; i++)
+			if (!in_use_[i] && (pick < 0 || given_back_at_[i] < given_back_at_[pick]))
+				pick = static_cast<int>(i);
+		EXPECT(pick >= 0);
+		in_use_[pick] = true;
+		unsigned char *slab = block_ + static_cast<size_t>(pick) * kSlabBytes;
+		ASAN_UNPOISON_MEMORY_REGION(slab, bytes);
+		return slab;
 	}
 
 	void give_back(void *p)
 	{
-		for (Slab &slab : slabs_) {
-			if (slab.mem == p) {
-				EXPECT(slab.in_use);
-				slab.in_use = false;
-				ASAN_POISON_MEMORY_REGION(slab.mem, kBytes);
-				return;
-			}
-		}
-		diverged("a ring the arena did not hand out", __LINE__);
+		const size_t off = static_cast<unsigned char *>(p) - block_;
+		EXPECT(off % kSlabBytes == 0 && off / kSlabBytes < kSlabs);
+		const size_t i = off / kSlabBytes;
+		EXPECT(in_use_[i]);
+		in_use_[i] = false;
+		given_back_at_[i] = ++clock_;
+		ASAN_POISON_MEMORY_REGION(p, kSlabBytes);
 	}
 
 private:
-	struct Slab {
-		alignas(64) unsigned char mem[kBytes];
-		bool in_use = false;
-		Slab() { ASAN_POISON_MEMORY_REGION(mem, kBytes); }
-	};
-	Slab slabs_[2];
+	unsigned char *const block_; // kSlabs slabs, end to end
+	bool in_use_[kSlabs] = {};
+	unsigned long long given_back_at_[kSlabs] = {};
+	unsigned long long clock_ = 0;
 };
 
 RingArena &ring_arena()
