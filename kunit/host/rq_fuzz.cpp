@@ -154,7 +154,7 @@ public:
 	static constexpr unsigned kSlabs = 4;
 
 	RingArena()
-		: block_(static_cast<unsigned char *>(std::aligned_alloc(64, kSlabs * kSlabBytes)))
+	    : block_(static_cast<unsigned char *>(std::aligned_alloc(64, kSlabs * kSlabBytes)))
 	{
 		EXPECT(block_);
 		ASAN_POISON_MEMORY_REGION(block_, kSlabs * kSlabBytes);
