@@ -11,6 +11,9 @@ log() { echo "krwq: $*" >&2; }
 # in the caller's pass and fail (which it prints as "PASSED FAILED" last)
 ok() { log "ok: $*"; pass=$((pass + 1)); }
 bad() { log "FAILED: $*"; fail=$((fail + 1)); }
+# warning_free LOG: a build LOG with no compiler warning or error (those
+# it has go to stderr)
+warning_free() { ! grep -iE 'warning:|error:' "$1" >&2; }
 
 # build_user: user/'s programs built, one build at a time (two stages of
 # make check may run side by side; both need them)
