@@ -163,6 +163,44 @@ need_pkgs() {
 	exec {fd}>&-
 }
 
+# copy_tree DIR: a fresh copy of the tracked sources (and the untracked
+# ones git does not ignore) in DIR
+copy_tree() {
+	rm -rf "$1"
+	mkdir -p "$1"
+	git -C "$KRWQ_ROOT" ls-files -z --cached --others --exclude-standard |
+		rsync -a --from0 --files-from=- "$KRWQ_ROOT" "$1"
+}
+
+# dkms_in DIR ARG...: dkms ARG... on private trees under DIR (sources in
+# DIR/src, builds in DIR/tree, installs in DIR/install), so that the
+# machine's /usr/src, /var/lib/dkms and /lib/modules stay untouched
+dkms_in() {
+	local dir=$1
+	shift
+	dkms "$@" --sourcetree "$dir/src" --dkmstree "$dir/tree" --installtree "$dir/install"
+}
+
+# dkms_build DIR RELEASE KERNEL_DIR: DIR emptied, a copy of this tree as
+# krwq's sources in it, then `dkms add` and `dkms build` for RELEASE against
+# KERNEL_DIR there (dkms_in), dkms's output on stdout.  Status 0 when it
+# built krwq.ko; its make log is then "$(dkms_built DIR RELEASE)/log/make.log".
+dkms_build() {
+	local dir=$1 rel=$2 kdir=$3 ver
+	ver=$(krwq_version)
+	rm -rf "$dir"
+	copy_tree "$dir/src/krwq-$ver"
+	mkdir -p "$dir/tree" "$dir/install/$rel"
+	dkms_in "$dir" add -m krwq -v "$ver" &&
+		dkms_in "$dir" build -m krwq -v "$ver" -k "$rel" --kernelsourcedir "$kdir" &&
+		[ -f "$(dkms_built "$dir" "$rel")/module/krwq.ko" ]
+}
+
+# dkms_built DIR RELEASE: where dkms_build put its build for RELEASE
+dkms_built() {
+	echo "$1/tree/krwq/$(krwq_version)/$2/x86_64"
+}
+
 # krwq_version: PACKAGE_VERSION of dkms.conf, the version's one definition
 # (Kbuild makes it MODULE_VERSION).
 krwq_version() {
