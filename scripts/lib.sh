@@ -201,6 +201,12 @@ dkms_built() {
 	echo "$1/tree/krwq/$(krwq_version)/$2/x86_64"
 }
 
+# dkms_failed_log DIR: the make log of a dkms_build in DIR that failed
+# (dkms leaves it in its build folder and moves it only on success)
+dkms_failed_log() {
+	echo "$1/tree/krwq/$(krwq_version)/build/make.log"
+}
+
 # krwq_version: PACKAGE_VERSION of dkms.conf, the version's one definition
 # (Kbuild makes it MODULE_VERSION).
 krwq_version() {
