@@ -14,7 +14,8 @@
 summary.json is {"commit", "date", "seconds", "wall", "passed", "failed",
 "stages": [{"stage", "passed", "failed", "seconds", "cpu"}], "dose": {NAME: N},
 "boots": [{"kernel", "seconds", "status", "cpu", "command"}],
-"jobs": [{"job", "cpu"}], "cpu_busy", "cpu_seconds", "failures": [LINE]}:
+"jobs": [{"job", "cpu"}], "cpu_busy", "cpu_seconds", "failures": [LINE],
+"failure_stage", "failure_detail": [LINE]}:
 cpu_busy is the share of the machine's CPU time that was busy over the
 run (all CPUs, from /proc/stat) and cpu_seconds that busy time; a
 stage's or a background job's cpu the CPU seconds it and the processes
@@ -22,7 +23,9 @@ it waited for used (null for the stages whose work a job did: fuzz,
 dose); a boot's cpu the CPU seconds it used (QEMU's, and
 the copy of its console).  failures are the lines of the
 failing stages' logs that name a failed check, each after its stage's
-name (read_failures).
+name (read_failures); failure_detail the first one's TAP diagnostics,
+from the log of failure_stage (first_failure_detail), printed last so
+that the tail of a run's output says why it failed.
 """
 
 import datetime
@@ -127,6 +130,45 @@ def read_failures(folder, stages, per_stage=10, limit=40):
     return capped(found, limit)
 
 
+def failure_detail(lines, limit=25):
+    """The diagnostics that follow the first failed check in LINES (a
+    stage's log): the TAP comment lines after it, but the "# at N s"
+    times, at most LIMIT; [] when no check failed.
+
+    >>> failure_detail(["ok 1 - a", "# at 3 s", "not ok 2 - b", "# why",
+    ...                 "  # indented", "# at 9 s", "ok 3 - c", "# not b's"])
+    ['not ok 2 - b', '# why', '  # indented']
+    >>> failure_detail(["ok 1 - a"])
+    []
+    """
+    out = []
+    for line in lines:
+        line = line.rstrip("\n")
+        if not out:
+            m = FAILURE.match(line)
+            if m and "# TODO" not in m[1]:
+                out.append(m[1][:160])
+        elif line.lstrip().startswith("#"):
+            if not re.match(r"^# at \d+ s$", line.strip()):
+                out.append(line[:200])
+        else:
+            break
+    return capped(out, limit)
+
+
+def first_failure_detail(folder, stages):
+    """failure_detail of the first failing stage's log that names a failed
+    check, with the stage's name; (None, []) when none does."""
+    for s in stages:
+        path = os.path.join(folder, f"{s['stage']}.log")
+        if s["failed"] and os.path.exists(path):
+            with open(path, errors="replace") as f:
+                detail = failure_detail(f)
+            if detail:
+                return s["stage"], detail
+    return None, []
+
+
 def kernel_name(kernel):
     """A short name for a cached kernel's folder, and "kmemleak=off" after
     it for a boot without kmemleak (scripts/vm's "+kmemleak=off")."""
@@ -192,6 +234,9 @@ def table(summary):
     # last, so that the tail of a run's output names what failed
     if summary.get("failures"):
         out += ["", "Failed checks:", *(f"- {line}" for line in summary["failures"])]
+    if summary.get("failure_detail"):
+        out += ["", f"The first one, as {summary['failure_stage']}.log tells it:",
+                *(f"    {line}" for line in summary["failure_detail"])]
     return "\n".join(out)
 
 
@@ -215,8 +260,10 @@ def summary_cmd(folder, commit, out=sys.stdout, seconds=None, cpu_busy=None,
     stages = read_tally(os.path.join(folder, "tally"))
     try:
         failures = read_failures(folder, stages)
+        failure_stage, detail = first_failure_detail(folder, stages)
     except OSError as e:  # a list that cannot be read must not fail the run
         failures = [f"the stages' logs could not be read: {e}"]
+        failure_stage, detail = None, []
     summary = {
         "commit": commit,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -231,6 +278,8 @@ def summary_cmd(folder, commit, out=sys.stdout, seconds=None, cpu_busy=None,
         "cpu_busy": cpu_busy,
         "cpu_seconds": None if cpu_seconds is None else round(cpu_seconds),
         "failures": failures,
+        "failure_stage": failure_stage,
+        "failure_detail": detail,
     }
     with open(os.path.join(folder, "summary.json"), "w") as f:
         json.dump(summary, f, indent=1)
