@@ -430,9 +430,11 @@ def ulp_parse(path):
     DEV JOB PASS LINE), the irqsoff tracer's windows (BENCH-IRQWIN WHAT
     US KRWQ START END: the longest section of a half second, whether its
     trace named krwq, where it started and ended) and each fio job's
-    profile (BENCH-PROF DEV JOB PASS FIGURE VALUE)."""
+    profile (BENCH-PROF DEV JOB PASS FIGURE VALUE) and perf samples
+    (BENCH-PERF DEV JOB PASS SAMPLES DSO FUNCTION)."""
     vals, fio, irq, errors = {}, {}, {}, []
     prof = {}	# (device, job): {pass: {figure: value}}
+    perf = {}	# (device, job): {pass: {(dso, function): samples}}
     with open(path, errors="replace") as f:
         for line in f:
             line = line.rstrip("\n")
@@ -444,6 +446,11 @@ def ulp_parse(path):
             if m:
                 figures = prof.setdefault((m[1], m[2]), {}).setdefault(m[3], {})
                 figures[m[4]] = figures.get(m[4], 0) + int(m[5])
+                continue
+            m = re.match(r"^BENCH-PERF (\w+) (\w+) (\d+) (\d+) (\S+) (\S+)\s*$", line)
+            if m:
+                funcs = perf.setdefault((m[1], m[2]), {}).setdefault(m[3], {})
+                funcs[(m[5], m[6])] = funcs.get((m[5], m[6]), 0) + int(m[4])
                 continue
             m = re.match(r"^BENCH-FIO (\w+) (\w+) (\d+) ?(.*)$", line)
             if m:
@@ -466,7 +473,7 @@ def ulp_parse(path):
             reports.setdefault(key[:2], []).append(job["read"])
         except (ValueError, KeyError, IndexError) as e:
             errors.append(f"fio report {key[1]} on {key[0]}, pass {key[2]}: {e}")
-    return vals, reports, irq, prof, errors
+    return vals, reports, irq, prof, perf, errors
 
 
 def per_io(passes, figure):
@@ -526,6 +533,140 @@ def profile_rows(prof):
     return rows
 
 
+# The layers of the ULP profile, in the picture's order: what perf's
+# samples of an NVMe-oF job count for, idle aside.
+LAYERS = [("user", "fio and the rest of user space"),
+          ("io", "system calls, aio and the block layer"),
+          ("nvme_host", "NVMe host (nvme-rdma, nvme-core, nvme-fabrics)"),
+          ("rdma_core", "RDMA core (ib_core, rdma_cm)"),
+          ("krwq_send", "krwq: post, send queue's run and delivery"),
+          ("krwq_completion", "krwq: completion queues"),
+          ("krwq_other", "krwq: the rest"),
+          ("rxe", "rdma_rxe"),
+          ("nvme_target", "NVMe target (nvmet-rdma, nvmet, null_blk)"),
+          ("sched", "scheduling, wake-ups and work items"),
+          ("irq", "interrupts, softirqs, IPIs and timers"),
+          ("kernel", "the rest of the kernel")]
+# one colour per layer: krwq's in warm tones, rxe's in grey, the rest cool
+LAYER_COLORS = ["#9e9ac8", "#6baed6", "#2171b5", "#41ab5d", "#f16913", "#d94801",
+                "#fee391", "#969696", "#74c476", "#c994c7", "#e7298a", "#d9d9d9"]
+MODULE_LAYERS = {"nvme_rdma": "nvme_host", "nvme_core": "nvme_host",
+                 "nvme_fabrics": "nvme_host", "nvmet_rdma": "nvme_target",
+                 "nvmet": "nvme_target", "null_blk": "nvme_target", "rdma_rxe": "rxe"}
+# krwq's files by role.  A send is posted, run and delivered (the
+# responder's take, copy and receive completion) in one section under the
+# QP's s_lock with interrupts off, so its samples land where the run lets
+# them back on: the post, the run and the delivery are one layer.  The
+# completion queues' own (polling, arming) are another.
+KRWQ_ROLES = {"krwq_send": ("qp.o", "req.o", "sq.o", "tx.o", "wire_req.o", "fabric.o",
+                            "resp.o", "recv.o", "rq.o", "srq.o", "mr.o", "wire_resp.o",
+                            "seam.o", "receive_queue.o"),
+              "krwq_completion": ("cq.o", "comp.o")}
+# the built-in kernel's functions, by name, first match
+KERNEL_LAYERS = [
+    ("idle", r"_idle$|^do_idle|^cpu_idle|safe_halt|^mwait|^cpuidle|^default_idle"),
+    ("rdma_core", r"^_*(ib|rdma|cma|cm|iw|ucma|uverbs)_"),
+    ("io", r"^_*(blk|bio|bdev|blkdev|submit_bio|aio|io_|x64_sys|do_syscall|entry_SYSCALL|"
+           r"syscall|sbitmap|iomap|dio|lookup_ioctx|read_events|bvec|iov_iter|ksys_)"),
+    ("sched", r"^_*(schedule|switch_to|switch_mm|finish_task_switch|context_switch|"
+              r"try_to_wake_up|ttwu_|wake_up|(en|de)queue_(task|entity)|pick_next|"
+              r"update_curr|update_load|task_tick|psi_|select_task_rq|sched_|"
+              r"process_one_work|worker_thread|queue_work|kthread|complete|wait_for_common)"),
+    ("irq", r"irq|apic|ipi|smp_call|hrtimer|tick|timer|clockevent|sysvec|^asm_"),
+]
+
+
+def read_krwq_functions(path):
+    """krwq's function names and their object files (scripts/bench)."""
+    funcs = {}
+    if path:
+        with open(path) as f:
+            for line in f:
+                name, _, obj = line.strip().partition(" ")
+                funcs[name] = os.path.basename(obj)
+    return funcs
+
+
+def layer_of(dso, func, krwq_functions):
+    """The layer (LAYERS, or "idle") a sample counts for.  A module is
+    named [NAME], or by the path of its .ko where perf found the file."""
+    ko = re.match(r"^/.*/([^/]+)\.ko(\.[a-z]+)?$", dso)
+    if ko:
+        dso = "[" + ko[1].replace("-", "_") + "]"
+    if not dso.startswith("["):
+        return "user"
+    mod = dso.strip("[]")
+    if mod == "krwq":
+        obj = krwq_functions.get(func)
+        for role, objs in KRWQ_ROLES.items():
+            if obj in objs:
+                return role
+        return "krwq_other"
+    if mod in MODULE_LAYERS:
+        return MODULE_LAYERS[mod]
+    if mod in ("vdso", "unknown"):
+        return "user"
+    if mod == "kernel.kallsyms":
+        for layer, pattern in KERNEL_LAYERS:
+            if re.search(pattern, func):
+                return layer
+    return "kernel"
+
+
+def job_layers(passes, prof_passes, hz, krwq_functions):
+    """One fio job's CPU time per I/O by layer, in microseconds, over all
+    its passes, idle left out; None without samples or I/Os."""
+    ios = sum(p.get("ios", 0) for p in (prof_passes or {}).values())
+    if not passes or not ios:
+        return None
+    us = {}
+    for funcs in passes.values():
+        for (dso, func), n in funcs.items():
+            layer = layer_of(dso, func, krwq_functions)
+            us[layer] = us.get(layer, 0) + n * 1e6 / hz / ios
+    return us
+
+
+def ulp_layers(perf, prof, hz, krwq_functions):
+    """{(device, job): {layer: us per I/O}} for the 4 KiB random reads."""
+    out = {}
+    for job, _, _, _ in NVMEOF[:3]:
+        for dev in ("krwqe0", "rxe0"):
+            us = job_layers(perf.get((dev, job)), prof.get((dev, job)), hz, krwq_functions)
+            if us:
+                out[(dev, job)] = us
+    return out
+
+
+def busy_us(us):
+    """The sum of a job's layers but idle."""
+    return sum(v for layer, v in us.items() if layer != "idle")
+
+
+def layer_rows(perf, prof, hz, krwq_functions):
+    """The CPU time per I/O of each 4 KiB random-read job on krwqe0 against
+    rxe0: every layer's, and the sum of the busy ones.  Figures to
+    explain the throughput rows; no goals."""
+    rows, peer = [], "rxe0 (same boot)"
+    layers = ulp_layers(perf, prof, hz, krwq_functions)
+    for job, name, _, _ in NVMEOF[:3]:
+        k, p = layers.get(("krwqe0", job)), layers.get(("rxe0", job))
+        if not k or not p:
+            continue
+        rows.append(row(f"ulp profile: NVMe-oF {name}, CPU time per I/O, all busy", "us",
+                        "lower", busy_us(k), peer, busy_us(p),
+                        note=f"perf samples at {hz:.0f} Hz on each CPU; idle per I/O: "
+                        f"krwqe0 {fmt(k.get('idle', 0))} us, rxe0 {fmt(p.get('idle', 0))} us",
+                        rid=f"ulp_layer_{job}_all"))
+        for layer, label in LAYERS:
+            kv, pv = k.get(layer, 0), p.get(layer, 0)
+            if kv or pv:
+                rows.append(row(f"ulp profile: NVMe-oF {name}, CPU time per I/O, {label}",
+                                "us", "lower", kv, peer if pv else None, pv or None,
+                                rid=f"ulp_layer_{job}_{layer}"))
+    return rows
+
+
 def irqoff_summary(windows):
     """The longest section of all windows, and the longest of those whose
     trace named krwq, each with where it started and ended."""
@@ -569,10 +710,12 @@ def scaling_rows(fio):
                            "ratio >= 1.6", lambda r: r >= 1.6, rid="ulp_scaling_2jobs")
 
 
-def ulp_rows(path):
-    """NVMe-oF and rping set-ups on krwqe0 against rxe0, and the
-    interrupts-off figures, from one guest-ulp.sh boot."""
-    vals, fio, irq, prof, errors = ulp_parse(path)
+def ulp_rows(path, krwq_functions):
+    """NVMe-oF and rping set-ups on krwqe0 against rxe0, the profile of
+    the 4 KiB random reads, and the interrupts-off figures, from one
+    guest-ulp.sh boot; KRWQ_FUNCTIONS maps krwq's functions to their
+    files."""
+    vals, fio, irq, prof, perf, errors = ulp_parse(path)
     rows = []
     peer = "rxe0 (same boot)"
     for job, name, unit, key in NVMEOF:
@@ -589,6 +732,9 @@ def ulp_rows(path):
                         lambda r: r >= 3, note=note))
     rows += scaling_rows(fio)
     rows += profile_rows(prof)
+    hz = vals.get(("perf_hz", "all"))
+    if hz:
+        rows += layer_rows(perf, prof, hz, krwq_functions)
     k, p = vals.get(("rping_setup_ms", "krwqe0")), vals.get(("rping_setup_ms", "rxe0"))
     if k is not None and p is not None:
         n = int(vals.get(("rping_setups", "krwqe0"), 0))
@@ -919,6 +1065,49 @@ plot for [i=2:{len(names) + 1}] "{dfile}" using i:xtic(1) title columnheader(i)
     return True
 
 
+def plot_ulp(rows, png, workdir):
+    """The CPU time per I/O of the 4 KiB random reads by layer: one stacked
+    bar per device and job (the layer_rows)."""
+    bars = []
+    for job, name, _, _ in NVMEOF[:3]:
+        got = {r["id"]: r for r in rows if r["id"].startswith(f"ulp_layer_{job}_")}
+        if not got:
+            continue
+        for dev, key in (("krwqe0", "krwq"), ("rxe0", "peer_value")):
+            bars.append((f"{dev}, {name.replace('4 KiB random read, ', '')}",
+                         [(got.get(f"ulp_layer_{job}_{layer}") or {}).get(key) or 0
+                          for layer, _ in LAYERS]))
+    if not bars:
+        return False
+    dfile = os.path.join(workdir, "ulp.dat")
+    with open(dfile, "w") as f:
+        f.write("what " + " ".join(f'"{label}"' for _, label in LAYERS) + "\n")
+        for label, values in bars:
+            f.write(f'"{label}" ' + " ".join(f"{v:.2f}" for v in values) + "\n")
+    script = f"""
+set terminal pngcairo size 1200,620 font ",9" noenhanced
+set output "{png}"
+set title "NVMe-oF 4 KiB random reads: CPU time per I/O by layer (perf samples of both CPUs, idle left out; TCG)"
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.8 border -1
+set boxwidth 0.6
+set ylabel "CPU microseconds per I/O"
+set yrange [0:*]
+set xtics rotate by -20
+set key outside right top vertical
+set grid ytics
+colors = "{" ".join(LAYER_COLORS)}"
+plot for [i=2:{len(LAYERS) + 1}] "{dfile}" using i:xtic(1) title columnheader(i) \
+    lc rgb word(colors, i - 1)
+"""
+    sfile = os.path.join(workdir, "ulp.gp")
+    with open(sfile, "w") as f:
+        f.write(script)
+    subprocess.run(["gnuplot", sfile], check=True)
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--host", help="Google Benchmark JSON of host_bench")
@@ -926,6 +1115,8 @@ def main():
                     help="LOG[:TAG] console output of guest-bench.sh")
     ap.add_argument("--abi", help="output of scripts/guest/abi-bench.sh")
     ap.add_argument("--ulp", help="console output of scripts/guest/guest-ulp.sh")
+    ap.add_argument("--krwq-functions", help="krwq's functions and their object files")
+    ap.add_argument("--ulp-png", help="the stacked bars of the ULP profile's layers")
     ap.add_argument("--wire", help="console output of scripts/guest/wire-bench.sh")
     ap.add_argument("--json", required=True)
     ap.add_argument("--md", required=True)
@@ -953,7 +1144,7 @@ def main():
         rows += abi
         errors += errs
     if a.ulp:
-        ulp, errs = ulp_rows(a.ulp)
+        ulp, errs = ulp_rows(a.ulp, read_krwq_functions(a.krwq_functions))
         rows += ulp
         errors += errs
     if a.wire:
@@ -979,6 +1170,8 @@ def main():
         plot(rows, a.host, a.png, os.path.dirname(a.json) or ".")
     if a.send_png:
         plot_send(rows, a.send_png, os.path.dirname(a.json) or ".")
+    if a.ulp_png:
+        plot_ulp(rows, a.ulp_png, os.path.dirname(a.json) or ".")
     return 0
 
 

@@ -19,9 +19,10 @@
 #    128 KiB sequential reads at iodepth 4; krwqe0's counters after each
 #    of its passes;
 #    around each fio job, what it cost the guest (the profile): context
-#    switches, each CPU's busy share, IRQ_POLL softirqs, and, where the
-#    kernel has histogram triggers (the bench kernel), the work items run,
-#    by function;
+#    switches, each CPU's busy share, IRQ_POLL softirqs, where the
+#    kernel has histogram triggers (the bench kernel) the work items run,
+#    by function, and where DIR has perf, perf's samples of every CPU by
+#    the function they count for;
 #  - rping connection set-ups: ROUNDS rounds of SETUPS `rping -c -C 1`
 #    runs against a persistent server (`rping -s -P`) on each device, the
 #    devices alternating by round, each run's wall time summed.
@@ -31,13 +32,15 @@
 #   BENCH-PROF DEVICE JOB PASS WHAT VALUE  a profile figure of one fio
 #                                   job: ios, ctxt, irq_poll, cpuN_busy
 #                                   (per mille), wq_runs, wq FUNCTION
+#   BENCH-PERF DEVICE JOB PASS SAMPLES DSO FUNCTION  perf's samples of one
+#                                   fio job that count for FUNCTION
 #   BENCH-IRQWIN WHAT US KRWQ START END CALLER  one half-second window's
 #                                   longest section; KRWQ 1 if it was krwq's
 #   BENCH-ERROR WHAT                something could not be measured
 #   BENCH-DONE
 #
 #   guest-ulp.sh DIR [NAME=VALUE]...
-# DIR holds krwq.ko and memcpy_bw.
+# DIR holds krwq.ko and memcpy_bw, and may hold perf.
 # scripts/vm puts these libraries in /krwq/lib
 # shellcheck source=tap.sh
 . /krwq/lib/tap.sh
@@ -187,13 +190,49 @@ prof_counts() {
 	awk '$3 ~ /^nvme/ { n = $4 + $8; if (n > m) m = n } END { print "ios", m + 0 }' \
 		/proc/diskstats
 }
+# Where the CPUs' time went, where perf is ($dir/perf): every CPU sampled
+# perf_hz times a second of its clock, idle included, with the call chain
+# (a software clock event: each sample stands for 1/perf_hz s).
+# Under TCG there is no PMU, so the samples come from a timer interrupt,
+# which waits while interrupts are off: a sample lands where they came
+# back on.  Such a sample counts for the first frame of its chain past
+# the functions that turn interrupts back on, the one that held the lock.
+perf_hz=100
+perf_skip='^(_raw_(spin|read|write)_unlock_(irqrestore|irq|bh)|__local_bh_enable_ip|krwq_spin_unlock_irqrestore|trace_hardirqs_on)$'
+[ -x "$dir/perf" ] && echo "BENCH ulp perf_hz all $perf_hz"
 prof_start() {
+	prof_perf=
+	if [ -x "$dir/perf" ]; then
+		"$dir/perf" record -a -g -e cpu-clock -F $perf_hz -o $tmp/perf.data \
+			> $tmp/perf.log 2>&1 &
+		prof_perf=$!
+		# its events open before the counts start
+		sleep 1
+	fi
 	prof_counts > $tmp/prof0
 	prof_hist=0
 	{ echo "$wq_hist" > $wq_event/trigger; } 2> /dev/null && prof_hist=1
 }
+# perf_samples TAG: perf's samples of the job, one line per function
+# they count for: TAG SAMPLES DSO FUNCTION
+perf_samples() {
+	# it writes its file's header as it ends
+	kill -INT "$prof_perf"
+	wait "$prof_perf"
+	"$dir/perf" script -i $tmp/perf.data -F ip,sym,dso 2> $tmp/perf-script.err |
+		awk -v tag="$1" -v skip="$perf_skip" '
+		function take() { if (pick != "") n[pick]++; else if (first != "") n[first]++ }
+		/^[ \t]*$/ { take(); pick = first = ""; next }
+		{ sym = $2; dso = $NF; gsub(/[()]/, "", dso)
+			f = dso " " sym
+			if (first == "") first = f
+			if (pick == "" && sym !~ skip) pick = f }
+		END { take(); for (f in n) printf "%s %d %s\n", tag, n[f], f }'
+	[ -s $tmp/perf.data ] || { echo "BENCH-ERROR perf record: $(tail -n 3 $tmp/perf.log)"; }
+}
 prof_end() {
 	prof_counts > $tmp/prof1
+	[ -z "$prof_perf" ] || perf_samples "BENCH-PERF $1 $2 $3"
 	awk -v tag="BENCH-PROF $1 $2 $3" '
 		NR == FNR { a[$1] = $2; t[$1] = $3; next }
 		$1 ~ /^cpu/ { d = $3 - t[$1]
