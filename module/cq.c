@@ -18,6 +18,10 @@
  * CPUs, instead of every step of an I/O on the CPU that posted it.  Any
  * other kernel handler is called from notify_work, never under a krwq
  * lock, so it may post and poll freely.
+ * An event may be moderated, as an HCA moderates its interrupts
+ * (ib_modify_cq(), which the RDMA core's adaptive moderation drives for
+ * the CQs of ib_alloc_cq()): it waits for a count of completions, or a
+ * time after the first, so that at depth one poller run takes several.
  * A full CQ is an overflow: the completion is lost, the CQ raises
  * IB_EVENT_CQ_ERR and the caller moves its QP to ERR.
  */
@@ -75,6 +79,60 @@ static void krwq_cq_call_handler(struct krwq_cq *cq)
 			return;
 	}
 	cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
+/*
+ * The CQ's event, due now: the RDMA core's scheduling handler on the
+ * vector's CPU, any other from notify_work.  Under cq->lock.
+ */
+static void krwq_cq_event(struct krwq_cq *cq)
+{
+	lockdep_assert_held(&cq->lock);
+	cq->notify = 0;
+	cq->held = 0;
+	if (cq->dying)
+		return;
+	if (cq->handler_schedules)
+		krwq_cq_call_handler(cq);
+	else
+		queue_work(krwq_wq, &cq->notify_work);
+}
+
+/*
+ * Whether moderation holds back the event a completion would raise now:
+ * until moder_count completions have come, and no longer than moder_usec
+ * after the first (moder_timer).  A count of 0 or 1, or no time, is no
+ * moderation: a count alone could hold an event for ever.  Under
+ * cq->lock.
+ */
+static bool krwq_cq_hold_event(struct krwq_cq *cq)
+{
+	lockdep_assert_held(&cq->lock);
+	if (cq->moder_count <= 1 || !cq->moder_usec ||
+	    cq->held + 1 >= cq->moder_count)
+		return false;
+	if (!cq->held++)
+		hrtimer_start(&cq->moder_timer,
+			      ns_to_ktime((u64)cq->moder_usec * NSEC_PER_USEC),
+			      HRTIMER_MODE_REL);
+	krwq_count(to_kdev(cq->ibcq.device), KRWQ_STAT_CQ_HELD, 1);
+	return true;
+}
+
+/*
+ * A held event's time is up: it is raised, unless the count raised it
+ * first (the timer may not be cancelled under cq->lock, which this takes).
+ */
+static enum hrtimer_restart krwq_cq_moder_expired(struct hrtimer *timer)
+{
+	struct krwq_cq *cq = container_of(timer, struct krwq_cq, moder_timer);
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	if (cq->held && cq->notify)
+		krwq_cq_event(cq);
+	spin_unlock_irqrestore(&cq->lock, flags);
+	return HRTIMER_NORESTART;
 }
 
 /*
@@ -228,6 +286,8 @@ int krwq_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		  krwq_vector_cpu(attr->comp_vector) : -1;
 	INIT_CSD(&cq->notify_ipi, krwq_cq_notify_ipi, cq);
 	atomic_set(&cq->ipis_queued, 0);
+	hrtimer_init(&cq->moder_timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	cq->moder_timer.function = krwq_cq_moder_expired;
 	spin_lock_init(&cq->lock);
 	INIT_WORK(&cq->notify_work, krwq_cq_notify_work);
 	INIT_WORK(&cq->event_work, krwq_cq_event_work);
@@ -255,8 +315,35 @@ int krwq_pre_destroy_cq(struct ib_cq *ibcq)
 	spin_lock_irqsave(&cq->lock, flags);
 	WRITE_ONCE(cq->dying, true);	/* read by krwq_cq_notify_ipi() */
 	spin_unlock_irqrestore(&cq->lock, flags);
+	/* a held event's timer raises nothing now, but may be running */
+	hrtimer_cancel(&cq->moder_timer);
 	krwq_cq_sync_ipis(cq);
 	cancel_work_sync(&cq->notify_work);
+	return 0;
+}
+
+/**
+ * krwq_modify_cq() - ib_device_ops.modify_cq: event moderation.
+ * @ibcq: the CQ.
+ * @cq_count: completions an armed CQ's event waits for; 0 or 1: none.
+ * @cq_period: microseconds it waits at most after the first; 0: none.
+ *
+ * The RDMA core's adaptive moderation calls it from a work item for the
+ * CQs of ib_alloc_cq() on a device with use_cq_dim.  An event already
+ * held keeps the timer it has.
+ *
+ * Context: process context; takes cq->lock.
+ * Return: 0.
+ */
+int krwq_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period)
+{
+	struct krwq_cq *cq = to_kcq(ibcq);
+	unsigned long flags;
+
+	spin_lock_irqsave(&cq->lock, flags);
+	cq->moder_count = cq_count;
+	cq->moder_usec = cq_period;
+	spin_unlock_irqrestore(&cq->lock, flags);
 	return 0;
 }
 
@@ -516,15 +603,11 @@ bool krwq_cq_enter(struct krwq_cq *cq, const struct ib_wc *wc, bool solicited)
 	}
 	cq->head = next;
 	trace_krwq_cqe(cq, wc);
-	if (cq->notify == IB_CQ_NEXT_COMP ||
-	    (cq->notify == IB_CQ_SOLICITED &&
-	     (solicited || wc->status != IB_WC_SUCCESS))) {
-		cq->notify = 0;
-		if (!cq->dying && cq->handler_schedules)
-			krwq_cq_call_handler(cq);
-		else if (!cq->dying)
-			queue_work(krwq_wq, &cq->notify_work);
-	}
+	if ((cq->notify == IB_CQ_NEXT_COMP ||
+	     (cq->notify == IB_CQ_SOLICITED &&
+	      (solicited || wc->status != IB_WC_SUCCESS))) &&
+	    !krwq_cq_hold_event(cq))
+		krwq_cq_event(cq);
 	spin_unlock_irqrestore(&cq->lock, flags);
 	return true;
 }

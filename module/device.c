@@ -224,6 +224,7 @@ static const struct ib_device_ops krwq_dev_ops = {
 	.create_cq = krwq_create_cq,
 	.destroy_cq = krwq_destroy_cq,
 	.pre_destroy_cq = krwq_pre_destroy_cq,
+	.modify_cq = krwq_modify_cq,
 	.resize_cq = krwq_resize_cq,
 	.poll_cq = krwq_poll_cq,
 	.req_notify_cq = krwq_req_notify_cq,
@@ -331,6 +332,14 @@ static struct krwq_dev *krwq_dev_alloc(struct net_device *ndev)
 	ibdev->phys_port_cnt = 1;
 	/* as rxe and siw: nvme-rdma, for one, makes an I/O queue per vector */
 	ibdev->num_comp_vectors = num_possible_cpus();
+	/*
+	 * use_cq_dim, the RDMA core's adaptive moderation of the CQs of
+	 * ib_alloc_cq() through modify_cq, stays off: measured under TCG it
+	 * slowed NVMe-oF at depth 1 and with one job at depth 32
+	 * (docs/benchmarks.md).  `rdma dev set NAME adaptive-moderation on`
+	 * turns it on for the CQs made after.
+	 */
+	ibdev->use_cq_dim = false;
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_SRQ_RECV) |

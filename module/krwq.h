@@ -71,6 +71,7 @@
 #define KRWQ_H
 
 #include <linux/completion.h>
+#include <linux/hrtimer.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
 #include <linux/refcount.h>
@@ -184,6 +185,7 @@ enum krwq_stat {
 	KRWQ_STAT_WIRE_RX_DROPPED,	/* packets in, dropped (not ICRC) */
 	KRWQ_STAT_WIRE_ICRC_ERRORS,	/* packets in with a bad ICRC */
 	KRWQ_STAT_INV_WAITS,		/* invalidations left for later */
+	KRWQ_STAT_CQ_HELD,		/* completions whose event moderation held */
 	KRWQ_STAT_MAX
 };
 
@@ -455,6 +457,16 @@ struct krwq_cq {
 	int cpu;		/* its comp_vector's CPU, or -1: any CPU */
 	call_single_data_t notify_ipi;	/* the handler called on @cpu */
 	atomic_t ipis_queued;	/* notify_ipi queued, its handler not yet run */
+	/*
+	 * Event moderation (ib_modify_cq(), the RDMA core's adaptive
+	 * moderation): an armed CQ's event waits for moder_count completions
+	 * or moder_usec after the first, whichever comes first; held counts
+	 * those waiting.  Under @lock.
+	 */
+	u16 moder_count;
+	u16 moder_usec;
+	u16 held;
+	struct hrtimer moder_timer;	/* ends the wait of a held event */
 	struct work_struct notify_work;
 	struct work_struct event_work;	/* IB_EVENT_CQ_ERR */
 };
@@ -821,6 +833,7 @@ int krwq_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc);
 int krwq_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 bool krwq_cq_enter(struct krwq_cq *cq, const struct ib_wc *wc, bool solicited);
 int krwq_pre_destroy_cq(struct ib_cq *ibcq);
+int krwq_modify_cq(struct ib_cq *ibcq, u16 cq_count, u16 cq_period);
 void krwq_cq_clean(struct krwq_cq *cq, struct ib_qp *ibqp);
 
 /* srq.c */

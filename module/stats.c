@@ -27,6 +27,7 @@ static const struct rdma_stat_desc krwq_stat_descs[KRWQ_STAT_MAX] = {
 	[KRWQ_STAT_WIRE_RX_DROPPED] = { .name = "wire_rx_dropped" },
 	[KRWQ_STAT_WIRE_ICRC_ERRORS] = { .name = "wire_icrc_errors" },
 	[KRWQ_STAT_INV_WAITS] = { .name = "inv_waits" },
+	[KRWQ_STAT_CQ_HELD] = { .name = "cq_events_held" },
 };
 
 /**

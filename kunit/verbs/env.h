@@ -126,6 +126,7 @@ void kv_ud_too_long_srq(struct kunit *t);
 
 /* limits.c: object limits and CQs */
 void kv_cq_notify(struct kunit *t);
+void kv_cq_moderation(struct kunit *t);
 void kv_cq_core_handler_in_place(struct kunit *t);
 void kv_cq_core_handler_on_vector_cpu(struct kunit *t);
 void kv_cq_core_freed_with_ipi_queued(struct kunit *t);

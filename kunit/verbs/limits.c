@@ -40,6 +40,60 @@ void kv_cq_notify(struct kunit *t)
 					    IB_CQ_REPORT_MISSED_EVENTS), 1);
 }
 
+/* The completions whose event moderation held, on the fixture's device. */
+static u64 kv_events_held(struct kv_env *v)
+{
+	struct krwq_dev *dev = to_kdev(v->dev);
+	u64 n = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		n += per_cpu_ptr(dev->stats, cpu)->v[KRWQ_STAT_CQ_HELD];
+	return n;
+}
+
+/**
+ * kv_cq_moderation() - with moderation an armed CQ's event waits for its
+ * count of completions, or for its time after the first; the completions
+ * before it are counted as held.
+ * @t: the running case; its priv is the fixture (struct kv_env).
+ */
+void kv_cq_moderation(struct kunit *t)
+{
+	struct kv_env *v = t->priv;
+	u64 held0 = kv_events_held(v);
+	struct ib_wc wc[3];
+	int i;
+
+	/* a count of 3, and a time (65 ms) that does not end this wait */
+	KUNIT_ASSERT_EQ(t, rdma_set_cq_moderation(v->rcq, 3, U16_MAX), 0);
+	KUNIT_ASSERT_EQ(t, ib_req_notify_cq(v->rcq, IB_CQ_NEXT_COMP), 0);
+	for (i = 0; i < 4; i++)
+		KUNIT_ASSERT_EQ(t, kv_post_recv(v, v->b, 10 + i, v->bbuf, 64), 0);
+	/* the sends complete in the post: two held at once */
+	KUNIT_ASSERT_EQ(t, kv_send(v, v->a, 20, v->abuf, 64), 0);
+	KUNIT_ASSERT_EQ(t, kv_send(v, v->a, 21, v->abuf, 64), 0);
+	KUNIT_EXPECT_EQ(t, kv_events_held(v) - held0, 2);
+	/* the third raises the event, once */
+	KUNIT_ASSERT_EQ(t, kv_send(v, v->a, 22, v->abuf, 64), 0);
+	for (i = 0; i < 200 && !atomic_read(&v->comp_calls); i++)
+		usleep_range(1000, 2000);
+	KUNIT_EXPECT_EQ(t, atomic_read(&v->comp_calls), 1);
+	KUNIT_EXPECT_EQ(t, kv_events_held(v) - held0, 2);
+	KUNIT_EXPECT_EQ(t, kv_poll(v->rcq, wc, 3), 3);
+
+	/* a count not reached: the time (1 ms) raises it */
+	KUNIT_ASSERT_EQ(t, rdma_set_cq_moderation(v->rcq, 8, 1000), 0);
+	KUNIT_ASSERT_EQ(t, ib_req_notify_cq(v->rcq, IB_CQ_NEXT_COMP), 0);
+	KUNIT_ASSERT_EQ(t, kv_send(v, v->a, 23, v->abuf, 64), 0);
+	KUNIT_EXPECT_EQ(t, kv_events_held(v) - held0, 3);
+	for (i = 0; i < 1000 && atomic_read(&v->comp_calls) < 2; i++)
+		usleep_range(1000, 2000);
+	KUNIT_EXPECT_EQ(t, atomic_read(&v->comp_calls), 2);
+	KUNIT_EXPECT_EQ(t, kv_poll(v->rcq, wc, 1), 1);
+	KUNIT_EXPECT_EQ(t, rdma_set_cq_moderation(v->rcq, 0, 0), 0);
+}
+
 /* What kv_note_handler() saw: where it ran, and how often. */
 static struct task_struct *kv_handler_task;
 static int kv_handler_cpu;

@@ -27,6 +27,7 @@ static struct kunit_case krwq_verbs_cases[] = {
 	KUNIT_CASE(kv_srq_limit_and_resize),
 	KUNIT_CASE(kv_ud),
 	KUNIT_CASE(kv_cq_notify),
+	KUNIT_CASE(kv_cq_moderation),
 	KUNIT_CASE(kv_cq_core_handler_in_place),
 	KUNIT_CASE(kv_cq_core_handler_on_vector_cpu),
 	KUNIT_CASE(kv_cq_core_freed_with_ipi_queued),
