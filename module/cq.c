@@ -19,9 +19,10 @@
  * other kernel handler is called from notify_work, never under a krwq
  * lock, so it may post and poll freely.
  * An event may be moderated, as an HCA moderates its interrupts
- * (ib_modify_cq(), which the RDMA core's adaptive moderation drives for
- * the CQs of ib_alloc_cq()): it waits for a count of completions, or a
- * time after the first, so that at depth one poller run takes several.
+ * (rdma_set_cq_moderation(), which the RDMA core's adaptive moderation
+ * drives for the CQs of ib_alloc_cq() when the device has use_cq_dim):
+ * it waits for a count of completions, or a time after the first, so that
+ * at depth one poller run takes several.
  * A full CQ is an overflow: the completion is lost, the CQ raises
  * IB_EVENT_CQ_ERR and the caller moves its QP to ERR.
  */
@@ -89,7 +90,11 @@ static void krwq_cq_event(struct krwq_cq *cq)
 {
 	lockdep_assert_held(&cq->lock);
 	cq->notify = 0;
-	cq->held = 0;
+	if (cq->held) {
+		cq->held = 0;
+		/* never waits: a callback waiting for cq->lock finds none held */
+		hrtimer_try_to_cancel(&cq->moder_timer);
+	}
 	if (cq->dying)
 		return;
 	if (cq->handler_schedules)
@@ -108,7 +113,7 @@ static void krwq_cq_event(struct krwq_cq *cq)
 static bool krwq_cq_hold_event(struct krwq_cq *cq)
 {
 	lockdep_assert_held(&cq->lock);
-	if (cq->moder_count <= 1 || !cq->moder_usec ||
+	if (cq->moder_count <= 1 || !cq->moder_usec || cq->dying ||
 	    cq->held + 1 >= cq->moder_count)
 		return false;
 	if (!cq->held++)
@@ -121,7 +126,7 @@ static bool krwq_cq_hold_event(struct krwq_cq *cq)
 
 /*
  * A held event's time is up: it is raised, unless the count raised it
- * first (the timer may not be cancelled under cq->lock, which this takes).
+ * first.  Hard interrupt context; takes cq->lock.
  */
 static enum hrtimer_restart krwq_cq_moder_expired(struct hrtimer *timer)
 {

@@ -32,10 +32,12 @@
  * ib_alloc_cq(), a user CQ) only schedule a poller or queue an event, so
  * they are called in place under cq->lock, or from an IPI on the CPU of
  * the CQ's completion vector (cq.c), in hard interrupt context and under
- * no krwq lock.  The locks they take (a work
- * pool's; a user CQ's event queue, its wait queue and, for SIGIO, the
- * fasync, owner, tasklist and sighand locks) are all irq-safe and never
- * held around a call into krwq.
+ * no krwq lock, or from a held event's moder_timer, in hard interrupt
+ * context under cq->lock alone (cq->lock is taken with interrupts off
+ * everywhere, and the timer's base lock nests inside it).  The locks they
+ * take (a work pool's; a user CQ's event queue, its wait queue and, for
+ * SIGIO, the fasync, owner, tasklist and sighand locks) are all irq-safe
+ * and never held around a call into krwq.
  *
  * A long copy does not keep interrupts off throughout: every 16 KiB the
  * sender drops both locks for a moment and takes them again, in the same
@@ -458,8 +460,8 @@ struct krwq_cq {
 	call_single_data_t notify_ipi;	/* the handler called on @cpu */
 	atomic_t ipis_queued;	/* notify_ipi queued, its handler not yet run */
 	/*
-	 * Event moderation (ib_modify_cq(), the RDMA core's adaptive
-	 * moderation): an armed CQ's event waits for moder_count completions
+	 * Event moderation (rdma_set_cq_moderation(), the RDMA core's
+	 * adaptive moderation): an armed CQ's event waits for moder_count completions
 	 * or moder_usec after the first, whichever comes first; held counts
 	 * those waiting.  Under @lock.
 	 */

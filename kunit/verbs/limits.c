@@ -40,18 +40,6 @@ void kv_cq_notify(struct kunit *t)
 					    IB_CQ_REPORT_MISSED_EVENTS), 1);
 }
 
-/* The completions whose event moderation held, on the fixture's device. */
-static u64 kv_events_held(struct kv_env *v)
-{
-	struct krwq_dev *dev = to_kdev(v->dev);
-	u64 n = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		n += per_cpu_ptr(dev->stats, cpu)->v[KRWQ_STAT_CQ_HELD];
-	return n;
-}
-
 /**
  * kv_cq_moderation() - with moderation an armed CQ's event waits for its
  * count of completions, or for its time after the first; the completions
@@ -61,7 +49,7 @@ static u64 kv_events_held(struct kv_env *v)
 void kv_cq_moderation(struct kunit *t)
 {
 	struct kv_env *v = t->priv;
-	u64 held0 = kv_events_held(v);
+	u64 held0 = kv_counter(v, "cq_events_held");
 	struct ib_wc wc[3];
 	int i;
 
@@ -73,20 +61,20 @@ void kv_cq_moderation(struct kunit *t)
 	/* the sends complete in the post: two held at once */
 	KUNIT_ASSERT_EQ(t, kv_send(v, v->a, 20, v->abuf, 64), 0);
 	KUNIT_ASSERT_EQ(t, kv_send(v, v->a, 21, v->abuf, 64), 0);
-	KUNIT_EXPECT_EQ(t, kv_events_held(v) - held0, 2);
+	KUNIT_EXPECT_EQ(t, kv_counter(v, "cq_events_held") - held0, 2);
 	/* the third raises the event, once */
 	KUNIT_ASSERT_EQ(t, kv_send(v, v->a, 22, v->abuf, 64), 0);
 	for (i = 0; i < 200 && !atomic_read(&v->comp_calls); i++)
 		usleep_range(1000, 2000);
 	KUNIT_EXPECT_EQ(t, atomic_read(&v->comp_calls), 1);
-	KUNIT_EXPECT_EQ(t, kv_events_held(v) - held0, 2);
+	KUNIT_EXPECT_EQ(t, kv_counter(v, "cq_events_held") - held0, 2);
 	KUNIT_EXPECT_EQ(t, kv_poll(v->rcq, wc, 3), 3);
 
 	/* a count not reached: the time (1 ms) raises it */
 	KUNIT_ASSERT_EQ(t, rdma_set_cq_moderation(v->rcq, 8, 1000), 0);
 	KUNIT_ASSERT_EQ(t, ib_req_notify_cq(v->rcq, IB_CQ_NEXT_COMP), 0);
 	KUNIT_ASSERT_EQ(t, kv_send(v, v->a, 23, v->abuf, 64), 0);
-	KUNIT_EXPECT_EQ(t, kv_events_held(v) - held0, 3);
+	KUNIT_EXPECT_EQ(t, kv_counter(v, "cq_events_held") - held0, 3);
 	for (i = 0; i < 1000 && atomic_read(&v->comp_calls) < 2; i++)
 		usleep_range(1000, 2000);
 	KUNIT_EXPECT_EQ(t, atomic_read(&v->comp_calls), 2);
