@@ -131,28 +131,42 @@ def read_failures(folder, stages, per_stage=10, limit=40):
 
 
 def failure_detail(lines, limit=25):
-    """The diagnostics that follow the first failed check in LINES (a
-    stage's log): the TAP comment lines after it, but the "# at N s"
-    times, at most LIMIT; [] when no check failed.
+    """The diagnostics of the first failed check in LINES (a stage's log),
+    at most LIMIT, after the check's own line: for a TAP "not ok" the
+    comment lines that follow it, but the "# at N s" times; for a
+    "[FAILED]" of kunit.py or GoogleTest, or a "FAILED", which come after
+    their reasons, the lines since the test or check before, their
+    kunit.py times left out.  [] when no check failed.
 
     >>> failure_detail(["ok 1 - a", "# at 3 s", "not ok 2 - b", "# why",
     ...                 "  # indented", "# at 9 s", "ok 3 - c", "# not b's"])
     ['not ok 2 - b', '# why', '  # indented']
+    >>> failure_detail(["[10:00:01] [PASSED] a", "[10:00:02]     # b: EXPECTATION FAILED",
+    ...                 "[10:00:02]     Expected 1 == 2", "[10:00:02] [FAILED] b"])
+    ['[FAILED] b', '    # b: EXPECTATION FAILED', '    Expected 1 == 2']
     >>> failure_detail(["ok 1 - a"])
     []
     """
-    out = []
+    before, out = [], []
     for line in lines:
         line = line.rstrip("\n")
-        if not out:
-            m = FAILURE.match(line)
-            if m and "# TODO" not in m[1]:
-                out.append(m[1][:160])
-        elif line.lstrip().startswith("#"):
+        if out:
+            if not line.lstrip().startswith("#"):
+                break
             if not re.match(r"^# at \d+ s$", line.strip()):
                 out.append(line[:200])
-        else:
-            break
+            continue
+        m = FAILURE.match(line)
+        if not m or "# TODO" in m[1]:
+            text = re.sub(r"^\[[\d:]+\] ", "", line)
+            if re.match(r"^\s*(=+ )?\[ *(PASSED|FAILED|RUN|OK|SKIPPED) *\]|^krwq: ok: ", text):
+                before = []
+            elif text.strip():
+                before.append(text[:200])
+            continue
+        out.append(m[1][:160])
+        if not m[1].startswith("not ok"):
+            return capped(out + before[-(limit - 1):], limit)
     return capped(out, limit)
 
 
