@@ -614,9 +614,9 @@ def layer_of(dso, func, krwq_functions):
 
 
 def job_layers(passes, prof_passes, hz, krwq_functions):
-    """One fio job's CPU time per I/O by layer, in microseconds, over all
-    its passes, idle left out; None without samples or I/Os."""
-    ios = sum(p.get("ios", 0) for p in (prof_passes or {}).values())
+    """One fio job's CPU time per I/O by layer, in microseconds, over the
+    passes that have samples, idle apart; None without samples or I/Os."""
+    ios = sum((prof_passes or {}).get(n, {}).get("ios", 0) for n in passes or {})
     if not passes or not ios:
         return None
     us = {}

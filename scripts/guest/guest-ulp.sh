@@ -203,6 +203,7 @@ perf_skip='^(_raw_(spin|read|write)_unlock_(irqrestore|irq|bh)|__local_bh_enable
 prof_start() {
 	prof_perf=
 	if [ -x "$dir/perf" ]; then
+		rm -f $tmp/perf.data
 		"$dir/perf" record -a -g -e cpu-clock -F $perf_hz -o $tmp/perf.data \
 			> $tmp/perf.log 2>&1 &
 		prof_perf=$!
@@ -216,7 +217,8 @@ prof_start() {
 # perf_samples TAG: perf's samples of the job, one line per function
 # they count for: TAG SAMPLES DSO FUNCTION
 perf_samples() {
-	# it writes its file's header as it ends
+	# it writes its file's header as it ends (perf handles SIGINT itself,
+	# which a background job of dash's would otherwise ignore)
 	kill -INT "$prof_perf"
 	wait "$prof_perf"
 	"$dir/perf" script -i $tmp/perf.data -F ip,sym,dso 2> $tmp/perf-script.err |
