@@ -462,8 +462,8 @@ fault_round() {
 # The neighbours resolved before the faults: rping's address resolution
 # gives ARP 2 s, with one retransmission at 1 s, and under 3% loss each
 # way both tries of a first contact fail now and then (about 0.35% by
-# the loss rate): the kernel's ARP, not RDMA under loss.  Nothing has
-# crossed either link before this point.
+# the loss rate): the kernel's ARP, not RDMA under loss.  In make
+# check's boot (faults only) nothing has crossed either link before.
 { ping -c 1 -W 5 198.18.0.2 && in_ns kwa ping -c 1 -W 5 198.18.1.2; } > $log 2>&1
 report $? "ping over vrx-vka and vab-vba before the faults: neighbours resolved"
 rp_iters=20
