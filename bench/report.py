@@ -1026,6 +1026,40 @@ unset multiplot
     subprocess.run(["gnuplot", sfile], check=True)
 
 
+def plot_stacked(png, workdir, name, title, ylabel, columns, bars, size="1100,600",
+                 boxwidth=0.5, extra=""):
+    """One stacked bar per (label, values) of BARS, one segment per name of
+    COLUMNS, drawn by gnuplot into PNG; its data and script go to WORKDIR
+    as NAME.dat and NAME.gp.  EXTRA: gnuplot lines before the plot, and
+    the plot's own line style (after "lc", one colour per column from the
+    word list "colors" that EXTRA may set)."""
+    dfile = os.path.join(workdir, f"{name}.dat")
+    with open(dfile, "w") as f:
+        f.write("what " + " ".join(f'"{c}"' for c in columns) + "\n")
+        for label, values in bars:
+            f.write(f'"{label}" ' + " ".join(f"{v:.2f}" for v in values) + "\n")
+    style = " lc rgb word(colors, i - 1)" if "colors =" in extra else ""
+    script = f"""
+set terminal pngcairo size {size} font ",9" noenhanced
+set output "{png}"
+set title "{title}"
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.8 border -1
+set boxwidth {boxwidth}
+set ylabel "{ylabel}"
+set yrange [0:*]
+set key outside right top vertical
+set grid ytics
+{extra}
+plot for [i=2:{len(columns) + 1}] "{dfile}" using i:xtic(1) title columnheader(i){style}
+"""
+    sfile = os.path.join(workdir, f"{name}.gp")
+    with open(sfile, "w") as f:
+        f.write(script)
+    subprocess.run(["gnuplot", sfile], check=True)
+
+
 def plot_send(rows, png, workdir):
     """The breakdown of a 64-byte send as one stacked bar beside the null
     system call, per boot that has one."""
@@ -1037,31 +1071,11 @@ def plot_send(rows, png, workdir):
     if not runs:
         return False
     names = next(iter(runs.values()))
-    dfile = os.path.join(workdir, "send.dat")
-    with open(dfile, "w") as f:
-        f.write("what " + " ".join(f'"{n}"' for n, _ in names) + "\n")
-        for tag, segs in runs.items():
-            f.write(f'"64 B ibv_post_send{" " + tag if tag else ""}" '
-                    + " ".join(str(v) for _, v in segs) + "\n")
-        f.write('"null system call" ' + str(names[0][1]) + " 0" * (len(names) - 1) + "\n")
-    script = f"""
-set terminal pngcairo size 1100,600 font ",9" noenhanced
-set output "{png}"
-set title "Where one 64-byte ibv_post_send on krwq0 spends its time (function_graph medians, TCG)"
-set style data histograms
-set style histogram rowstacked
-set style fill solid 0.8 border -1
-set boxwidth 0.5
-set ylabel "ns"
-set yrange [0:*]
-set key outside right top vertical
-set grid ytics
-plot for [i=2:{len(names) + 1}] "{dfile}" using i:xtic(1) title columnheader(i)
-"""
-    sfile = os.path.join(workdir, "send.gp")
-    with open(sfile, "w") as f:
-        f.write(script)
-    subprocess.run(["gnuplot", sfile], check=True)
+    bars = [(f"64 B ibv_post_send{' ' + tag if tag else ''}", [v for _, v in segs])
+            for tag, segs in runs.items()]
+    bars.append(("null system call", [names[0][1]] + [0] * (len(names) - 1)))
+    plot_stacked(png, workdir, "send", "Where one 64-byte ibv_post_send on krwq0 spends its "
+                 "time (function_graph medians, TCG)", "ns", [n for n, _ in names], bars)
     return True
 
 
@@ -1079,32 +1093,10 @@ def plot_ulp(rows, png, workdir):
                           for layer, _ in LAYERS]))
     if not bars:
         return False
-    dfile = os.path.join(workdir, "ulp.dat")
-    with open(dfile, "w") as f:
-        f.write("what " + " ".join(f'"{label}"' for _, label in LAYERS) + "\n")
-        for label, values in bars:
-            f.write(f'"{label}" ' + " ".join(f"{v:.2f}" for v in values) + "\n")
-    script = f"""
-set terminal pngcairo size 1200,620 font ",9" noenhanced
-set output "{png}"
-set title "NVMe-oF 4 KiB random reads: CPU time per I/O by layer (perf samples of both CPUs, idle left out; TCG)"
-set style data histograms
-set style histogram rowstacked
-set style fill solid 0.8 border -1
-set boxwidth 0.6
-set ylabel "CPU microseconds per I/O"
-set yrange [0:*]
-set xtics rotate by -20
-set key outside right top vertical
-set grid ytics
-colors = "{" ".join(LAYER_COLORS)}"
-plot for [i=2:{len(LAYERS) + 1}] "{dfile}" using i:xtic(1) title columnheader(i) \
-    lc rgb word(colors, i - 1)
-"""
-    sfile = os.path.join(workdir, "ulp.gp")
-    with open(sfile, "w") as f:
-        f.write(script)
-    subprocess.run(["gnuplot", sfile], check=True)
+    plot_stacked(png, workdir, "ulp", "NVMe-oF 4 KiB random reads: CPU time per I/O by layer "
+                 "(perf samples of both CPUs, idle left out; TCG)", "CPU microseconds per I/O",
+                 [label for _, label in LAYERS], bars, size="1200,620", boxwidth=0.6,
+                 extra=f'set xtics rotate by -20\ncolors = "{" ".join(LAYER_COLORS)}"')
     return True
 
 
