@@ -334,12 +334,11 @@ static struct krwq_dev *krwq_dev_alloc(struct net_device *ndev)
 	ibdev->num_comp_vectors = num_possible_cpus();
 	/*
 	 * use_cq_dim, the RDMA core's adaptive moderation of the CQs of
-	 * ib_alloc_cq() through modify_cq, stays off: measured under TCG it
-	 * slowed NVMe-oF at depth 1 and with one job at depth 32
-	 * (docs/benchmarks.md).  `rdma dev set NAME adaptive-moderation on`
-	 * turns it on for the CQs made after.
+	 * ib_alloc_cq() through modify_cq, is left off (unset): measured
+	 * under TCG it slowed NVMe-oF at depth 1 and with one job at depth
+	 * 32 (docs/benchmarks.md).  `rdma dev set NAME adaptive-moderation
+	 * on` turns it on for the CQs made after.
 	 */
-	ibdev->use_cq_dim = false;
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_SRQ_RECV) |
