@@ -181,7 +181,7 @@ serve() {
 # $log.  A server gets 60 s to end after its client did (30 s when the
 # client failed), not the whole of its own timeout.
 client() {
-	timeout 300 "$@" > $log 2>&1
+	tap_run $log timeout 300 "$@"
 	crc=$?
 	if [ $crc = 0 ]; then src=$(settle server 60); else src=$(settle server 30); fi
 	echo "--- server" >> $log

@@ -193,7 +193,7 @@ remote_pair() {
 		return
 	fi
 	# shellcheck disable=SC2086 # the client's words
-	timeout 300 $rp_client > $log 2>&1
+	tap_run $log timeout 300 $rp_client
 	rp_crc=$?
 	echo "--- server" >> $log
 	ask result "$rp_port" >> $log

@@ -79,7 +79,7 @@ run_pair() {
 	timeout "${pair_timeout:-300}" $rp_server -p $port > /tmp/server.log 2>&1 &
 	rp_pid=$!
 	wait_listening $port $rp_pid
-	timeout "${pair_timeout:-300}" "$@" -p $port 127.0.0.1 > "$log" 2>&1
+	tap_run "$log" timeout "${pair_timeout:-300}" "$@" -p $port 127.0.0.1
 	crc=$?
 	# a server whose client failed may wait for it for ever
 	rp_i=0

@@ -8,6 +8,8 @@
 #                             as "# " lines
 #   tap_check NAME CMD...     report CMD's exit status as NAME, its output
 #                             in the file $log
+#   tap_run FILE CMD...       CMD's output in FILE, its error output after
+#                             it; CMD's exit status
 #   tap_summary               "P passed, F failed"; status 0 iff none failed
 # With tap_t0 set (seconds of uptime), each result is preceded by the
 # seconds since then.
@@ -58,6 +60,24 @@ tap_log_tail() {
 # GIDs the pingpongs and perftest print, perftest's rulers
 tap_quiet() {
 	grep -v -e 'ping data: ' -e ' address: ' -e '^ GID: ' -e '^-----'
+}
+
+# tap_run FILE CMD...: CMD with its output in FILE, then, under a
+# "--- stderr" line, its error output.  A program whose output is a file
+# buffers it, so an error it printed last would otherwise stand above
+# lines it printed first, out of the last lines a failure shows.
+tap_run() {
+	tr_file=$1
+	shift
+	"$@" > "$tr_file" 2> "$tr_file.err"
+	tr_rc=$?
+	if [ -s "$tr_file.err" ]; then
+		[ -z "$(tail -c 1 "$tr_file")" ] || echo >> "$tr_file"
+		echo "--- stderr" >> "$tr_file"
+		cat "$tr_file.err" >> "$tr_file"
+	fi
+	rm -f "$tr_file.err"
+	return $tr_rc
 }
 
 tap_check() {
