@@ -5,8 +5,9 @@
  * so that a packet comes exactly where a case puts it.  The QP is
  * connected to a peer address where no QP answers.
  *  - krwq_rc_req: its requester (module/req.c, module/wire_req.c) sends
- *    a SEND, and its completer (module/comp.c) takes the answers the
- *    test makes by hand (krwq_wire_answer());
+ *    a SEND, or several behind one another, and its completer
+ *    (module/comp.c) takes the answers the test makes by hand
+ *    (krwq_wire_answer());
  *  - krwq_rc_resp: its responder (module/wire_resp.c) takes requests the
  *    test makes by hand (krwq_resp_wire_rc()): duplicates and packets out
  *    of sequence.  Its answers go to the peer address and vanish; the
@@ -559,6 +560,228 @@ static void rw_read_resend_asks_for_rest(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, v->buf[3 * RW_MTU - 1], 'c');
 }
 
+/* --- the window: SENDs behind the head -------------------------------- */
+
+/* The packets rc_dev has sent, or tried to. */
+static u64 rw_packets(struct rw *v)
+{
+	return krwq_test_counter(v->dev, "wire_tx_packets") +
+	       krwq_test_counter(v->dev, "wire_tx_dropped");
+}
+
+/*
+ * rw_qp(), which has just posted three SENDs of RW_LEN bytes in one list
+ * (wr_id 7, 8 and 9: four packets each, PSNs RW_SQ_PSN to RW_SQ_PSN + 11);
+ * *@packets is the packets sent before.
+ */
+static struct krwq_qp *rw_sent_three(struct kunit *t, u64 *packets)
+{
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->buf, .length = RW_LEN,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr[3];
+	const struct ib_send_wr *bad;
+	int i;
+
+	for (i = 0; i < 3; i++)
+		wr[i] = (struct ib_send_wr){
+			.wr_id = 7 + i, .sg_list = &sge, .num_sge = 1,
+			.opcode = IB_WR_SEND, .next = i < 2 ? &wr[i + 1] : NULL,
+		};
+	*packets = rw_packets(v);
+	KUNIT_ASSERT_EQ(t, ib_post_send(v->qp, wr, &bad), 0);
+	return qp;
+}
+
+/* The next @n send completions are wr_id @first on, in order, SUCCESS. */
+static void rw_expect_sends(struct kunit *t, u64 first, int n)
+{
+	struct rw *v = t->priv;
+	struct ib_wc wc;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		KUNIT_ASSERT_EQ_MSG(t, ib_poll_cq(v->cq, 1, &wc), 1,
+				    "completion %d of %d missing", i + 1, n);
+		KUNIT_EXPECT_EQ(t, wc.wr_id, first + i);
+		KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+		KUNIT_EXPECT_EQ(t, wc.opcode, IB_WC_SEND);
+	}
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 0);
+}
+
+/*
+ * Three SENDs posted together all go out at once, the second and third
+ * ahead of the first's answer, each with the PSNs after the one before;
+ * an ACK of the second's last PSN completes the first two, in order, and
+ * the third is then the one awaited.  With one message in flight, only
+ * the first went, and the rest waited a round trip each.
+ */
+static void rw_window_sends_ahead(struct kunit *t)
+{
+	struct rw *v = t->priv;
+	struct krwq_qp *qp;
+	u64 before;
+
+	qp = rw_sent_three(t, &before);
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 12);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.await, KRWQ_WIRE_AWAIT_ANSWER);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.ahead, 2);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.first_psn, RW_SQ_PSN);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.last_psn, RW_SQ_PSN + 3);
+	KUNIT_EXPECT_EQ(t, qp->wire_psn, RW_SQ_PSN + 12);
+
+	rw_answer(qp, KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
+		  RW_SQ_PSN + 7);
+	rw_expect_sends(t, 7, 2);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.ahead, 0);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.first_psn, RW_SQ_PSN + 8);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.last_psn, RW_SQ_PSN + 11);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.await, KRWQ_WIRE_AWAIT_ANSWER);
+
+	rw_answer(qp, KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
+		  RW_SQ_PSN + 11);
+	rw_expect_sends(t, 9, 1);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.await, KRWQ_WIRE_AWAIT_NONE);
+	/* no packet went again */
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 12);
+}
+
+/*
+ * A PSN sequence error NAK of the second SEND's third packet says the
+ * responder had the first SEND whole: it completes.  The second goes
+ * again from the NAKed packet, and the third behind it with the PSNs it
+ * had (go-back-N): six packets.  An ACK of the last PSN completes both.
+ */
+static void rw_window_nak_goes_back(struct kunit *t)
+{
+	struct rw *v = t->priv;
+	struct krwq_qp *qp;
+	u64 before;
+
+	qp = rw_sent_three(t, &before);
+	local_bh_disable();
+	rw_answer(qp, KRWQ_AETH_NAK | KRWQ_NAK_PSN_SEQ_ERR, RW_SQ_PSN + 6);
+	local_bh_enable();
+	rw_expect_sends(t, 7, 1);
+	flush_work(&qp->send_work);	/* the resend */
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 12 + 6);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.first_psn, RW_SQ_PSN + 4);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.last_psn, RW_SQ_PSN + 7);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.ahead, 1);
+	KUNIT_EXPECT_EQ(t, qp->wire_psn, RW_SQ_PSN + 12);
+	KUNIT_EXPECT_EQ(t, qp->ack_tries, 1);
+
+	rw_answer(qp, KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
+		  RW_SQ_PSN + 11);
+	rw_expect_sends(t, 8, 2);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.await, KRWQ_WIRE_AWAIT_NONE);
+}
+
+/*
+ * An RNR NAK of the second SEND's first packet says the responder had the
+ * first whole: it completes.  The second waits out the RNR timer as the
+ * head, and the third counts as not sent: both go again after the wait.
+ */
+static void rw_window_rnr_goes_back(struct kunit *t)
+{
+	struct krwq_qp *qp;
+	u64 before;
+
+	qp = rw_sent_three(t, &before);
+	/* timer value 31: 491 ms, longer than the case */
+	rw_answer(qp, KRWQ_AETH_RNR_NAK | 31, RW_SQ_PSN + 4);
+	rw_expect_sends(t, 7, 1);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.await, KRWQ_WIRE_AWAIT_RNR);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.ahead, 0);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.first_psn, RW_SQ_PSN + 4);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.last_psn, RW_SQ_PSN + 7);
+	/* the wait (rnr_retry is 7: for ever, so no try is counted) */
+	KUNIT_EXPECT_TRUE(t, timer_pending(&qp->sq_timer));
+}
+
+/*
+ * An RDMA READ behind a SEND does not go ahead of the SEND's answer, and
+ * nothing goes ahead of the READ's: the SEND's ACK lets the READ go as
+ * the head, alone, and the SEND behind it waits for the READ's response.
+ */
+static void rw_window_read_goes_alone(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->buf, .length = RW_LEN,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr rd = {
+		.wr = { .wr_id = 8, .sg_list = &sge, .num_sge = 1,
+			.opcode = IB_WR_RDMA_READ },
+		.remote_addr = 0x1000, .rkey = 0x1234,
+	};
+	struct ib_send_wr s1 = {
+		.wr_id = 7, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND, .next = &rd.wr,
+	};
+	struct ib_send_wr s2 = {
+		.wr_id = 9, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND,
+	};
+	const struct ib_send_wr *bad;
+	u64 before = rw_packets(v);
+
+	rd.wr.next = &s2;
+	KUNIT_ASSERT_EQ(t, ib_post_send(v->qp, &s1, &bad), 0);
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 4);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.ahead, 0);
+
+	rw_answer(qp, KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
+		  RW_SQ_PSN + 3);
+	rw_expect_sends(t, 7, 1);
+	flush_work(&qp->send_work);	/* the READ's request */
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 5);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.await, KRWQ_WIRE_AWAIT_ANSWER);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.ahead, 0);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.first_psn, RW_SQ_PSN + 4);
+	/* a 4 KiB READ's four responses */
+	KUNIT_EXPECT_EQ(t, qp->wire_req.last_psn, RW_SQ_PSN + 7);
+}
+
+/*
+ * An ACK of all three SENDs comes while a run holds the send queue and
+ * has let s_lock go, as a run sending behind the head does every
+ * KRWQ_IRQOFF_BYTES (the test plays that run, as in
+ * rw_ack_during_resend_run()).  The run builds what lies past the WQEs
+ * sent, so the ACK is taken at once: all three complete, in order, and
+ * no packet goes again.  Dropped, it would have left them to the local
+ * ACK timeout and a resend.
+ */
+static void rw_window_ack_during_run(struct kunit *t)
+{
+	struct rw *v = t->priv;
+	unsigned long flags;
+	struct krwq_qp *qp;
+	u64 before;
+
+	qp = rw_sent_three(t, &before);
+	local_bh_disable();
+	spin_lock_irqsave(&qp->s_lock, flags);
+	WRITE_ONCE(qp->sq_running, true);
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	rw_answer(qp, KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
+		  RW_SQ_PSN + 11);
+	spin_lock_irqsave(&qp->s_lock, flags);
+	WRITE_ONCE(qp->sq_running, false);
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	local_bh_enable();
+	rw_expect_sends(t, 7, 3);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.await, KRWQ_WIRE_AWAIT_NONE);
+	KUNIT_EXPECT_FALSE(t, timer_pending(&qp->sq_timer));
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 12);
+}
+
 /* --- the responder ------------------------------------------------------ */
 
 /*
@@ -813,6 +1036,11 @@ static struct kunit_case krwq_rc_req_cases[] = {
 	KUNIT_CASE(rw_ack_during_resend_run),
 	KUNIT_CASE(rw_naks_with_progress_not_counted),
 	KUNIT_CASE(rw_read_resend_asks_for_rest),
+	KUNIT_CASE(rw_window_sends_ahead),
+	KUNIT_CASE(rw_window_nak_goes_back),
+	KUNIT_CASE(rw_window_rnr_goes_back),
+	KUNIT_CASE(rw_window_read_goes_alone),
+	KUNIT_CASE(rw_window_ack_during_run),
 	{}
 };
 

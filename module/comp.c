@@ -2,15 +2,20 @@
 /*
  * comp.c - the completer of an RC requester on the wire: the answers its
  * peer sends back (ACK, RNR NAK, NAK, RDMA READ responses, atomic
- * acknowledgments) for the send WQE at sq_tail, which the requester
- * (req.c) sent and now waits on.  An answer completes the WQE (sq.c) and
- * lets the send queue go on (send_work), has it wait out an RNR NAK, or
- * has it sent again from the PSN a NAK names.  Through the fabric there
- * is no completer: the delivery is done when the requester's run returns.
+ * acknowledgments) for the send WQE at sq_tail (the head), which the
+ * requester (req.c) sent and now waits on, and for the SENDs and WRITEs
+ * it sent behind it meanwhile (struct krwq_wire_req).  An answer
+ * completes the WQEs it covers, in order (sq.c), and lets the send queue
+ * go on (send_work), has it wait out an RNR NAK, or has it sent again
+ * from the PSN a NAK names.  Through the fabric there is no completer:
+ * the delivery is done when the requester's run returns.
  *
  * Answers come in softirq (net.c) and take the QP's s_lock, as the
- * requester's run does; while a run has let s_lock go the answer is left
- * for it (wire_req.answered).
+ * requester's run does.  A run that sends behind a head awaiting its
+ * answer lets s_lock go as it copies, and answers are taken meanwhile:
+ * what they change (sq_tail, the head, what went behind it) is not what
+ * the run builds.  While a run sends the head itself again, an ACK of it
+ * is left for that run (wire_req.answered).
  */
 #include <kunit/visibility.h>
 #include <linux/jiffies.h>
@@ -43,6 +48,55 @@ static void krwq_wire_done(struct krwq_qp *qp, struct krwq_swqe *w,
 		krwq_qp_error_locked(qp);
 	else if (qp->sq_tail != qp->sq_head)
 		queue_work(krwq_wq, &qp->send_work);
+}
+
+/*
+ * The head, a SEND or WRITE whose last PSN the peer acknowledged, with a
+ * WQE sent behind it: it completes, and that WQE is the head, awaiting
+ * its answer, with the local ACK timeout started again (progress).
+ */
+static void krwq_wire_next_head(struct krwq_qp *qp)
+{
+	struct krwq_wire_req *req = &qp->wire_req;
+	struct krwq_swqe *w = krwq_sq_entry(qp, qp->sq_tail);
+
+	qp->sq_tail = krwq_sq_next(qp, qp->sq_tail);
+	req->ahead--;
+	req->first_psn = krwq_psn_add(req->last_psn, 1);
+	req->taken_psn = req->first_psn;
+	req->last_psn = krwq_sq_entry(qp, qp->sq_tail)->wire_last_psn;
+	qp->ack_tries = 0;
+	qp->rnr_tries = 0;
+	mod_timer(&qp->sq_timer,
+		  jiffies + krwq_ack_timeout_jiffies(qp->attr.timeout));
+	krwq_sq_complete(qp, w, IB_WC_SUCCESS);
+}
+
+/*
+ * An acknowledgment of @psn (an ACK if @through, else a NAK or RNR NAK,
+ * which the responder sends only once it had every packet before @psn)
+ * completes, in order, the WQEs it covers that have a WQE sent behind
+ * them; the last one sent is the answer's to complete or send again
+ * (krwq_wire_take_answer()).  A PSN not yet sent acknowledges nothing.
+ * A full CQ, which moves the QP to ERR, ends it (the flush completes the
+ * rest, now or at the end of a run).  Return: whether any completed.
+ */
+static bool krwq_wire_ack_ahead(struct krwq_qp *qp, u32 psn, bool through)
+{
+	struct krwq_wire_req *req = &qp->wire_req;
+	bool any = false;
+
+	if (krwq_psn_diff(psn, qp->wire_psn) >= 0)
+		return false;
+	while (req->ahead && qp->state != IB_QPS_ERR) {
+		s32 d = krwq_psn_diff(psn, req->last_psn);
+
+		if (d < 0 || (d == 0 && !through))
+			break;
+		krwq_wire_next_head(qp);
+		any = true;
+	}
+	return any;
 }
 
 /*
@@ -83,6 +137,7 @@ static bool krwq_wire_rnr_nak(struct krwq_qp *qp,
 		qp->rnr_tries++;
 	}
 	krwq_count(qp->dev, KRWQ_STAT_RNR_RETRIES, 1);
+	krwq_wire_go_back(&qp->wire_req);
 	krwq_sq_wait(qp, KRWQ_WIRE_AWAIT_RNR,
 		     krwq_rnr_jiffies(pkt->syndrome & KRWQ_AETH_VALUE_MASK));
 	return false;
@@ -102,8 +157,9 @@ static bool krwq_wire_nak_progress(struct krwq_wire_req *req, u32 psn)
 }
 
 /*
- * A NAK.  A PSN sequence error: the responder missed packets of the WQE,
- * which goes again now from the PSN the NAK names, counted as a try.  A
+ * A NAK.  A PSN sequence error: the responder missed packets of the head,
+ * which goes again now from the PSN the NAK names, counted as a try, and
+ * what went behind it goes again after it (go-back-N).  A
  * NAK that names a later PSN than the one before is progress, and the
  * tries start again: retry_cnt bounds the tries in a row that got no
  * further, not the packets a long message may lose on its way.
@@ -122,6 +178,7 @@ static bool krwq_wire_nak(struct krwq_qp *qp, const struct krwq_wire_pkt *pkt,
 			krwq_psn_diff(pkt->psn, qp->wire_req.last_psn) <= 0;
 		qp->wire_req.timed_out = true;
 		qp->wire_req.await = KRWQ_WIRE_AWAIT_NONE;
+		krwq_wire_go_back(&qp->wire_req);
 		qp->sq_waiting = false;
 		del_timer(&qp->sq_timer);
 		queue_work(krwq_wq, &qp->send_work);
@@ -190,8 +247,8 @@ static bool krwq_wire_read_resp(struct krwq_qp *qp, struct krwq_swqe *w,
 }
 
 /*
- * What an answer does to the WQE at sq_tail.  Return: true when it
- * completes, with *@status.
+ * What an answer does to the head, the WQE at sq_tail.  Return: true
+ * when it completes, with *@status.
  */
 static bool krwq_wire_take_answer(struct krwq_qp *qp, struct krwq_swqe *w,
 				  const struct krwq_wire_pkt *pkt,
@@ -253,14 +310,18 @@ static bool krwq_wire_late_ack(struct krwq_qp *qp, const struct krwq_swqe *w,
 /**
  * krwq_wire_answer() - an answer from the wire to RC requester @qp: an
  * acknowledgment (ACK, RNR NAK or NAK), an RDMA READ response or an
- * atomic acknowledgment, for the WQE at sq_tail, which waits for it.
+ * atomic acknowledgment, for the WQE at sq_tail (the head), which waits
+ * for it, or for the SENDs and WRITEs sent behind it.
  * @qp: the QP the packet's BTH names, held by the caller.
  * @pkt: the packet's transport headers, checked (net.c).
  * @sgid: the packet's IP source, as a GID.
  * @dgid: its IP destination, as a GID.
  * @payload: pkt->payload_len bytes (a READ response's data).
  *
- * An ACK of the WQE's last PSN completes a SEND or WRITE; the last READ
+ * An acknowledgment first completes, in order, the WQEs it covers that
+ * have another sent behind them: an ACK those up to its PSN, a NAK or
+ * RNR NAK those before it.  Then, for the head:
+ * an ACK of its last PSN completes a SEND or WRITE; the last READ
  * response a READ, its data in place; the atomic acknowledgment an
  * atomic, the value before in its buffer.  A READ response past the one
  * expected asks again for the rest of the READ.  An RNR NAK makes the WQE
@@ -282,6 +343,7 @@ void krwq_wire_answer(struct krwq_qp *qp, const struct krwq_wire_pkt *pkt,
 	struct sk_buff_head out;
 	struct krwq_swqe *w;
 	unsigned long flags;
+	bool through, room;
 
 	__skb_queue_head_init(&out);
 	spin_lock_irqsave(&qp->s_lock, flags);
@@ -291,16 +353,28 @@ void krwq_wire_answer(struct krwq_qp *qp, const struct krwq_wire_pkt *pkt,
 		goto out;
 	}
 	w = krwq_sq_entry(qp, qp->sq_tail);
-	if (qp->wire_req.await != KRWQ_WIRE_AWAIT_ANSWER || qp->sq_running) {
+	if (qp->wire_req.await != KRWQ_WIRE_AWAIT_ANSWER) {
 		if (!krwq_wire_late_ack(qp, w, pkt))
 			krwq_count(qp->dev, KRWQ_STAT_WIRE_RX_DROPPED, 1);
 		else if (qp->sq_running)
 			qp->wire_req.answered = true;
 		else
 			krwq_wire_done(qp, w, IB_WC_SUCCESS);
-	} else if (krwq_wire_take_answer(qp, w, pkt, payload, &status, &out)) {
-		krwq_wire_done(qp, w, status);
+		goto out;
 	}
+	through = (pkt->syndrome & KRWQ_AETH_TYPE_MASK) == KRWQ_AETH_ACK;
+	room = qp->wire_req.ahead && pkt->opcode == IB_OPCODE_RC_ACKNOWLEDGE &&
+	       krwq_wire_ack_ahead(qp, pkt->psn, through);
+	if (room) {
+		if (qp->state == IB_QPS_ERR)
+			goto out;
+		w = krwq_sq_entry(qp, qp->sq_tail);
+	}
+	if (krwq_wire_take_answer(qp, w, pkt, payload, &status, &out))
+		krwq_wire_done(qp, w, status);
+	else if (room && qp->wire_req.await == KRWQ_WIRE_AWAIT_ANSWER)
+		/* room in the window: send_work sends what waits behind */
+		queue_work(krwq_wq, &qp->send_work);
 out:
 	spin_unlock_irqrestore(&qp->s_lock, flags);
 	krwq_tx_xmit(qp->dev, &out, flags);

@@ -117,7 +117,8 @@
 /*
  * Initiator depth (max_rd_atomic): what a QP may ask of its peer.  rxe's
  * figure, since perftest sets one side's max_rd_atomic to what the other
- * device allows; krwq itself has one in flight at a time on the wire.
+ * device allows; krwq itself has one READ or atomic in flight at a time
+ * on the wire.
  */
 #define KRWQ_MAX_INIT_RD_ATOM	128
 #define KRWQ_MAX_INLINE		512	/* rxe's: 32 SGEs' worth */
@@ -367,12 +368,24 @@ enum krwq_wire_await {
 	KRWQ_WIRE_AWAIT_RNR,	/* its RNR wait, then it goes again */
 };
 
+/*
+ * The most PSNs an RC requester on the wire has unanswered: SENDs and
+ * WRITEs go out behind the WQE at sq_tail while it awaits its answer, up
+ * to this many PSNs past its first.
+ */
+#define KRWQ_WIRE_WINDOW_PSNS	128
+
 /**
  * struct krwq_wire_req - an RC requester's state on the wire (wire_req.c
  * builds the packets, comp.c takes the answers), under the QP's s_lock.
- * One message is in flight at a time: the WQE at sq_tail goes out whole,
- * and the next goes once it is answered.
- * @first_psn: the first PSN of the WQE at sq_tail; it is resent from it.
+ * The WQE at sq_tail (the head) goes out, and while it awaits its answer
+ * the SENDs and RDMA WRITEs behind it follow (@ahead), within
+ * KRWQ_WIRE_WINDOW_PSNS; an ACK completes every WQE it covers, in order.
+ * An RDMA READ or atomic goes only as the head with nothing ahead, and
+ * nothing follows it.  A timeout, a PSN sequence error NAK or an RNR NAK
+ * sends the head again and the WQEs behind it after it, with the PSNs
+ * they had (go-back-N).
+ * @first_psn: the first PSN of the head; it is resent from it.
  * @last_psn: the PSN whose answer completes it (a READ's last response).
  * @next_resp: a READ's response PSN expected next.
  * @read_off: a READ's bytes received so far.  A READ's resend after
@@ -387,15 +400,22 @@ enum krwq_wire_await {
  *              stopped; the resend of a SEND or WRITE starts there, when
  *              @resume is set.
  * @resume: see @resume_psn.
- * @taken_psn: the furthest PSN of the WQE at sq_tail a PSN sequence error
- *             NAK has named (@first_psn until one has): the responder
- *             took every packet before it.  A NAK past it is progress
+ * @taken_psn: the furthest PSN of the head a PSN sequence error NAK has
+ *             named (@first_psn until one has): the responder took every
+ *             packet before it.  A NAK past it is progress
  *             (krwq_wire_nak()).
- * @sent: @first_psn to @last_psn are the WQE at sq_tail's: it went out at
- *        least once, so an ACK of @last_psn completes it whatever the
- *        requester waits for (krwq_wire_answer()).
+ * @sent: @first_psn to @last_psn are the head's: it went out at least
+ *        once, so an ACK of @last_psn completes it whatever the requester
+ *        waits for (krwq_wire_answer()).
  * @answered: such an ACK came while a run of the send queue had let s_lock
- *            go: the run completes the WQE instead of sending it again.
+ *            go, sending the head again: the run completes the WQE
+ *            instead of sending it again.
+ * @ahead: how many WQEs behind the head went out while it awaited its
+ *         answer (each one's last PSN in its wire_last_psn); 0 whenever
+ *         the requester awaits anything else.
+ * @ahead_blocked: the WQE behind those did not check out: none goes ahead
+ *                 until the requester goes back (krwq_wire_go_back()) or
+ *                 is idle; that WQE then fails in its turn as the head.
  */
 struct krwq_wire_req {
 	u32 first_psn;
@@ -410,7 +430,19 @@ struct krwq_wire_req {
 	u32 taken_psn;
 	bool sent;
 	bool answered;
+	u32 ahead;
+	bool ahead_blocked;
 };
+
+/*
+ * krwq_wire_go_back - the WQEs sent ahead of the head count as not sent:
+ * they go again behind it, once it goes again.
+ */
+static inline void krwq_wire_go_back(struct krwq_wire_req *req)
+{
+	req->ahead = 0;
+	req->ahead_blocked = false;
+}
 
 /*
  * krwq_wire_req_idle - the requester waits for nothing and has nothing in
@@ -423,6 +455,7 @@ static inline void krwq_wire_req_idle(struct krwq_wire_req *req)
 	req->resume = false;
 	req->sent = false;
 	req->answered = false;
+	krwq_wire_go_back(req);
 }
 
 struct krwq_ah {
@@ -507,6 +540,7 @@ struct krwq_swqe {
 	u32 remote_qkey;
 	struct rdma_ah_attr ah;	/* UD: a copy, so AH lifetime is moot */
 	struct krwq_route route;	/* UD: the AH's */
+	u32 wire_last_psn;	/* RC on the wire, sent ahead: its last PSN */
 	/* the SGEs; with IB_SEND_INLINE instead the payload, copied at post */
 	struct ib_sge sg_list[];
 };

@@ -393,8 +393,11 @@ static bool krwq_sq_retry_later(struct krwq_qp *qp,
  * @tx: the caller's, empty: packets for the wire, which the caller sends
  *      with krwq_tx_xmit() once it has released s_lock.
  *
+ * An RC send on the wire awaits its answer while the SENDs and WRITEs
+ * behind it go ahead, within the window (krwq_wire_may_send_ahead()).
  * Stops when the queue is empty, the QP leaves RTS, an RC send must wait
- * to be retried (an RNR NAK or no answer; sq_timer resumes it), a local
+ * for its answer with nothing more to go ahead, or to be retried (an RNR
+ * NAK or no answer; sq_timer resumes it), a local
  * WQE finds its region still in a copy (sq_timer resumes it a tick
  * later), or the budget of one run is spent (send_work carries on).
  * Only one run at a
@@ -418,10 +421,22 @@ static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags,
 		return;
 	WRITE_ONCE(qp->sq_running, true);
 	qp->run = &run;
-	while (qp->sq_tail != qp->sq_head && !qp->sq_stop &&
-	       (krwq_state_ops(qp->state) & KRWQ_RUN_SEND) && !qp->sq_waiting) {
-		struct krwq_swqe *w = krwq_sq_entry(qp, qp->sq_tail);
+	for (;;) {
 		struct krwq_outcome o = { .status = IB_WC_SUCCESS };
+		bool ahead = qp->sq_waiting;
+		struct krwq_swqe *w;
+		u32 idx;
+
+		if (qp->sq_tail == qp->sq_head || qp->sq_stop ||
+		    !(krwq_state_ops(qp->state) & KRWQ_RUN_SEND))
+			break;
+		/* waiting: only RC on the wire sends ahead of its head */
+		idx = ahead ? krwq_sq_ahead(qp) : qp->sq_tail;
+		if (idx == qp->sq_head)
+			break;
+		w = krwq_sq_entry(qp, idx);
+		if (ahead && !krwq_wire_may_send_ahead(qp, w))
+			break;
 
 		if (wrs >= KRWQ_SQ_BUDGET_WRS || bytes >= KRWQ_SQ_BUDGET_BYTES) {
 			queue_work(krwq_wq, &qp->send_work);
@@ -441,6 +456,14 @@ static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags,
 		bytes += w->length;
 		run.section += KRWQ_WQE_COST;
 
+		if (ahead) {
+			if (krwq_wire_send_ahead(qp, w)) {
+				qp->wire_req.ahead++;
+				trace_krwq_deliver(qp, w, IB_WC_SUCCESS, false,
+						   false);
+			}
+			continue;
+		}
 		if (krwq_is_local(w->opcode))
 			krwq_exec_local(qp, w, &o);
 		else if (krwq_qp_is_ud(qp))
@@ -459,9 +482,10 @@ static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags,
 		}
 		trace_krwq_deliver(qp, w, o.status, o.rnr, o.no_ack);
 		if (o.awaits) {
+			/* what is behind it may go ahead (the loop's top) */
 			krwq_sq_wait(qp, KRWQ_WIRE_AWAIT_ANSWER,
 				     krwq_ack_timeout_jiffies(qp->attr.timeout));
-			break;
+			continue;
 		}
 		if ((o.rnr || o.no_ack) && krwq_sq_retry_later(qp, &o))
 			break;
@@ -510,6 +534,7 @@ void krwq_sq_timer(struct timer_list *t)
 		if (qp->wire_req.await == KRWQ_WIRE_AWAIT_ANSWER)
 			qp->wire_req.timed_out = true;
 		qp->wire_req.await = KRWQ_WIRE_AWAIT_NONE;
+		krwq_wire_go_back(&qp->wire_req);
 		queue_work(krwq_wq, &qp->send_work);
 	}
 	spin_unlock_irqrestore(&qp->s_lock, flags);

@@ -123,6 +123,8 @@ bool krwq_wire_from_peer(struct krwq_qp *dqp, const union ib_gid *sgid,
 enum ib_wc_status krwq_wire_send_ud(struct krwq_qp *sqp, struct krwq_swqe *w);
 enum ib_wc_status krwq_wire_send_uc(struct krwq_qp *sqp, struct krwq_swqe *w);
 enum ib_wc_status krwq_wire_send_rc(struct krwq_qp *sqp, struct krwq_swqe *w);
+bool krwq_wire_may_send_ahead(struct krwq_qp *sqp, struct krwq_swqe *w);
+bool krwq_wire_send_ahead(struct krwq_qp *sqp, struct krwq_swqe *w);
 void krwq_wire_read_rest(struct krwq_qp *sqp, struct krwq_swqe *w,
 			 struct sk_buff_head *out);
 

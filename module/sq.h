@@ -25,6 +25,18 @@ static inline u32 krwq_sq_next(struct krwq_qp *qp, u32 idx)
 	return idx + 1 == qp->sq_slots ? 0 : idx + 1;
 }
 
+/*
+ * The slot of the next WQE to go on the wire behind the head, which
+ * awaits its answer (struct krwq_wire_req): past those sent ahead of it.
+ */
+static inline u32 krwq_sq_ahead(struct krwq_qp *qp)
+{
+	u32 idx = qp->sq_tail + 1 + qp->wire_req.ahead;
+
+	/* fewer WQEs are ahead than the ring has slots */
+	return idx >= qp->sq_slots ? idx - qp->sq_slots : idx;
+}
+
 void krwq_sq_complete(struct krwq_qp *qp, struct krwq_swqe *w,
 		      enum ib_wc_status status);
 void krwq_sq_flush_locked(struct krwq_qp *qp);

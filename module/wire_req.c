@@ -12,6 +12,7 @@
 
 #include "krwq.h"
 #include "resp.h"
+#include "sq.h"
 #include "tx.h"
 #include "wire.h"
 
@@ -126,14 +127,22 @@ static u8 krwq_wire_opcode(u8 class, enum ib_wr_opcode op, bool first,
 	return class | code;
 }
 
+/* How many packets of @sqp's path MTU a SEND or WRITE of @w takes. */
+static u32 krwq_wire_packets(struct krwq_qp *sqp, const struct krwq_swqe *w)
+{
+	return max_t(u32, 1, DIV_ROUND_UP(w->length, krwq_path_mtu_bytes(sqp)));
+}
+
 /*
  * A SEND or RDMA WRITE WQE of connected @sqp's, in @class, cut into
  * packets of the path MTU, each with the next PSN, from packet @skip on
  * (a resend from where the responder stopped); the last asks for an
  * acknowledgment.  A long message lets interrupts in between packets
- * (and UC's packets built so far go out then).  Return: 0, -ENOMEM (the
- * rest of the message is not built), or -EFAULT (the payload's regions
- * do not check out).
+ * (and UC's packets built so far go out then).  Once its regions check
+ * out, the message keeps its PSNs whatever becomes of its packets: the
+ * next PSN is the one after its last.  Return: 0, -ENOMEM (the rest of
+ * the message is not built, as if lost on the way), or -EFAULT (the
+ * payload's regions do not check out).
  */
 static int krwq_wire_send_msg(struct krwq_qp *sqp, struct krwq_swqe *w,
 			      u8 class, u32 skip)
@@ -143,6 +152,7 @@ static int krwq_wire_send_msg(struct krwq_qp *sqp, struct krwq_swqe *w,
 	struct krwq_sge_cursor src;
 	struct krwq_tx_cb to;
 	u32 off = min_t(u64, (u64)skip * mtu, w->length);
+	u32 end = krwq_psn_add(sqp->wire_psn, krwq_wire_packets(sqp, w));
 	int ret = 0;
 
 	if (!krwq_src_get(sqp, w, 0))
@@ -190,6 +200,7 @@ static int krwq_wire_send_msg(struct krwq_qp *sqp, struct krwq_swqe *w,
 		off += n;
 	} while (off < w->length);
 	krwq_src_put(sqp, w);
+	sqp->wire_psn = end;
 	if (ret == -ENOMEM)
 		krwq_count(sqp->dev, KRWQ_STAT_WIRE_TX_DROPPED, 1);
 	return ret;
@@ -305,6 +316,66 @@ enum ib_wc_status krwq_wire_send_rc(struct krwq_qp *sqp, struct krwq_swqe *w)
 	req->read_off = 0;
 	req->read_gap = false;
 	return IB_WC_SUCCESS;
+}
+
+/**
+ * krwq_wire_may_send_ahead() - whether @w may go on the wire behind the
+ * WQEs of RC @sqp's that await their answer (struct krwq_wire_req).
+ * @sqp: the requester; the caller holds its s_lock.
+ * @w: the WQE after those sent, not the head.
+ *
+ * Return: true while the head awaits its answer and is no RDMA READ or
+ * atomic, nothing ahead failed to go, @w is a SEND or RDMA WRITE, and its
+ * packets end within KRWQ_WIRE_WINDOW_PSNS of the head's first PSN.
+ */
+bool krwq_wire_may_send_ahead(struct krwq_qp *sqp, struct krwq_swqe *w)
+{
+	const struct krwq_wire_req *req = &sqp->wire_req;
+	const struct krwq_swqe *head = krwq_sq_entry(sqp, sqp->sq_tail);
+
+	lockdep_assert_held(&sqp->s_lock);
+	if (req->await != KRWQ_WIRE_AWAIT_ANSWER || req->ahead_blocked ||
+	    krwq_is_rd_atomic(head->opcode) || krwq_is_rd_atomic(w->opcode) ||
+	    w->opcode == IB_WR_REG_MR || w->opcode == IB_WR_LOCAL_INV)
+		return false;
+	/* its packets, after those in flight (none are before the head's) */
+	return krwq_psn_diff(sqp->wire_psn, req->first_psn) >= 0 &&
+	       (u32)krwq_psn_diff(sqp->wire_psn, req->first_psn) +
+	       krwq_wire_packets(sqp, w) <= KRWQ_WIRE_WINDOW_PSNS;
+}
+
+/**
+ * krwq_wire_send_ahead() - put a SEND or RDMA WRITE on the wire behind the
+ * WQEs of RC @sqp's that await their answer, with the PSNs after theirs.
+ * @sqp: the requester; the caller holds its s_lock, in a run (sqp->run).
+ * @w: a WQE krwq_wire_may_send_ahead() allowed.
+ *
+ * Its packets are queued on the run's list, as the head's are
+ * (krwq_wire_send_rc()), and its last PSN kept in @w->wire_last_psn.  A
+ * packet that cannot be built for want of memory is as one lost on the
+ * way.  If @w's regions do not check out, it takes no PSN and nothing
+ * more goes ahead (wire_req.ahead_blocked): it fails in its turn as the
+ * head.
+ *
+ * Return: true when it went and the head it went behind still awaits its
+ * answer.  The run lets s_lock go as it copies, and answers come
+ * meanwhile: one that completed the last WQE before @w, or sends the head
+ * again (a NAK, an RNR NAK, the timeout), leaves @w to go as the head or
+ * behind it again.
+ */
+bool krwq_wire_send_ahead(struct krwq_qp *sqp, struct krwq_swqe *w)
+{
+	struct krwq_wire_req *req = &sqp->wire_req;
+	u32 first = sqp->wire_psn;
+
+	if (krwq_wire_send_msg(sqp, w, IB_OPCODE_RC, 0) == -EFAULT) {
+		sqp->wire_psn = first;
+		if (req->await == KRWQ_WIRE_AWAIT_ANSWER)
+			req->ahead_blocked = true;
+		return false;
+	}
+	w->wire_last_psn = krwq_psn_add(sqp->wire_psn, KRWQ_PSN_MASK);
+	return req->await == KRWQ_WIRE_AWAIT_ANSWER;
 }
 
 /**
