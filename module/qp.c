@@ -602,7 +602,7 @@ struct krwq_res_attr {
 int krwq_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct krwq_qp *qp = to_kqp(ibqp);
-	struct krwq_res_attr a[16];
+	struct krwq_res_attr a[17];
 	struct nlattr *table;
 	unsigned long flags;
 	unsigned int n = 0, i;
@@ -618,6 +618,7 @@ int krwq_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	a[n++] = (struct krwq_res_attr){ "ack_tries", qp->ack_tries };
 	a[n++] = (struct krwq_res_attr){ "rnr_tries", qp->rnr_tries };
 	a[n++] = (struct krwq_res_attr){ "wire_await", qp->wire_req.await };
+	a[n++] = (struct krwq_res_attr){ "wire_ahead", qp->wire_req.ahead };
 	a[n++] = (struct krwq_res_attr){ "wire_first_psn",
 					 qp->wire_req.first_psn, true };
 	a[n++] = (struct krwq_res_attr){ "wire_last_psn",
