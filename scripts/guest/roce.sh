@@ -33,6 +33,8 @@
 #                             198.18.0.1-2/24 and fd00:18::1-2/64, veth vab
 #                             (kwa) - vba (kwb) with 198.18.1.1-2/24 and
 #                             fd00:19::1-2/64, all up
+#   wire_netem FAULT|none     netem's FAULT (words) on the four ends of
+#                             wire_topology's veths, or nothing ("none")
 
 each_fault() {
 	for ef_fault in "loss 3%" "duplicate 1%" "delay 1ms reorder 25% 50%" "corrupt 0.5%"; do
@@ -131,4 +133,15 @@ wire_topology() {
 		ip -n kwb addr add fd00:19::2/64 dev vba nodad &&
 		ip link set vrx up && ip -n kwa link set vka up &&
 		ip -n kwa link set vab up && ip -n kwb link set vba up
+}
+
+wire_netem() {
+	for wn_end in -:vrx kwa:vka kwa:vab kwb:vba; do
+		wn_ns=${wn_end%%:*} wn_dev=${wn_end#*:}
+		[ "$wn_ns" = - ] && wn_ns=
+		tc ${wn_ns:+-n $wn_ns} qdisc del dev "$wn_dev" root 2> /dev/null
+		[ "$1" = none ] && continue
+		# shellcheck disable=SC2086 # FAULT is words
+		tc ${wn_ns:+-n $wn_ns} qdisc add dev "$wn_dev" root netem $1 || return 1
+	done
 }

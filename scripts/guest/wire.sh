@@ -403,18 +403,6 @@ want faults || { tap_summary; exit; }
 # the faults, so a failure there may be rxe's own (how rxe 6.1 resends
 # after a timeout: docs/wire.md); a failure's detail shows where each
 # krwq QP stands on the wire.
-# netem_links "FAULT": netem's FAULT (words), or none ("none"), on the
-# four veth ends
-netem_links() {
-	for nl_end in -:vrx kwa:vka kwa:vab kwb:vba; do
-		nl_ns=${nl_end%%:*} nl_dev=${nl_end#*:}
-		[ "$nl_ns" = - ] && nl_ns=
-		tc ${nl_ns:+-n $nl_ns} qdisc del dev "$nl_dev" root 2> /dev/null
-		[ "$1" = none ] && continue
-		# shellcheck disable=SC2086 # FAULT is words
-		tc ${nl_ns:+-n $nl_ns} qdisc add dev "$nl_dev" root netem $1 || return 1
-	done
-}
 # resends: krwq's requesters' resends so far, after a timeout or a PSN
 # sequence error NAK
 resends() {
@@ -430,7 +418,7 @@ resends() {
 fault_round() {
 	fault=$1
 	t0=$(resends)
-	netem_links "$fault" > $log 2>&1
+	wire_netem "$fault" > $log 2>&1
 	report $? "tc netem $fault on vrx, vka, vab and vba"
 	rping_pair "netem $fault: rping, rxe0 server, client in kwa on krwqw0, data checked" \
 		- 198.18.0.1 kwa 10
@@ -468,7 +456,7 @@ fault_round() {
 report $? "ping over vrx-vka and vab-vba before the faults: neighbours resolved"
 rp_iters=20
 each_fault fault_round
-netem_links none > /dev/null 2>&1
+wire_netem none > /dev/null 2>&1
 rp_iters=50
 
 # --- an RC QP of krwqw1's whose peer KUnit plays: krwq_rc_req answers
