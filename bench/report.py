@@ -795,17 +795,50 @@ WIRE = [  # metric, name, unit, better, the floor's metric
 ]
 
 
+WIRE_DELAY = [  # metric, name: over veths that delay each packet 1 ms each way
+    ("send_bw_mibs_4096_delay", "ib_send_bw 4 KiB"),
+    ("write_bw_mibs_4096_delay", "ib_write_bw 4 KiB"),
+]
+# what a window of 128 PSNs (both krwq's and rxe's) allows on that link:
+# 128 packets of the path MTU, 1024 bytes, per round trip of 2 ms
+WIRE_DELAY_WINDOW_MIBS = 128 * 1024 / 2e-3 / 2**20
+
+
+def wire_delay_rows(runs):
+    """The RC window: krwq's requester to krwq, and to rxe, against rxe's
+    requester to krwq over the same delayed link (goal: as fast)."""
+    rows = []
+    for metric, name in WIRE_DELAY:
+        v = {p: runs.get((metric, p)) for p in ("kk", "kr", "rk")}
+        avg = {p: mean(r) for p, r in v.items() if r}
+        if "rk" not in avg:
+            continue
+        note = "runs " + "; ".join(f"{p}: {', '.join(fmt(x) for x in r)}"
+                                   for p, r in v.items() if r)
+        peer = "rxe0's requester to krwqw0 over a delayed veth (same boot)"
+        for p, who in (("kk", "krwq to krwq"), ("kr", "krwq to rxe")):
+            if p not in avg:
+                continue
+            goal, test = goal_of("higher", 1)
+            rows.append(row(f"wire: {name}, {who} over a veth with 1 ms each way",
+                            "MiB/s", "higher", avg[p], peer, avg["rk"], goal, test,
+                            note=note, floor="a 128-PSN window per 2 ms round trip",
+                            floor_value=WIRE_DELAY_WINDOW_MIBS))
+    return rows
+
+
 def wire_rows(path):
     """perftest over RoCEv2 from one wire-bench.sh boot: krwq to krwq
     through a veth against rxe to rxe (goal 2x), krwq to rxe against rxe
-    to rxe, and krwq's local path against krwq through the veth.  Each
+    to rxe, and krwq's local path against krwq through the veth; then
+    the RC window over delayed veths (wire_delay_rows()).  Each
     pair ran twice per test; the figure is the mean of its runs.  The
     floor of the rows through the veth: udp_floor's datagrams, as long as
     the test's packets, on the same path with no RDMA stack."""
     runs, errors = {}, []
     with open(path, errors="replace") as f:
         for line in f:
-            m = re.match(r"^BENCH wire (\w+) (kk|kr|rr|kl|udp) ([0-9.eE+-]+)\s*$", line)
+            m = re.match(r"^BENCH wire (\w+) (kk|kr|rk|rr|kl|udp) ([0-9.eE+-]+)\s*$", line)
             if m:
                 runs.setdefault((m[1], m[2]), []).append(float(m[3]))
             elif line.startswith("BENCH-ERROR"):
@@ -835,7 +868,7 @@ def wire_rows(path):
         if "kl" in avg and "kk" in avg:
             rows.append(row(f"wire: {name}, krwq to itself, no packet", unit, better,
                             avg["kl"], "krwq to krwq over a veth (same boot)", avg["kk"]))
-    return rows, errors
+    return rows + wire_delay_rows(runs), errors
 
 
 def fmt(v):

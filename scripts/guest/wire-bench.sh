@@ -29,6 +29,10 @@
 # The floor: udp_floor between kwa and kwb, the kk pair's path, with no
 # RDMA stack (its latency, then a stream of each size), before the tests
 # and after them.
+# Then, with every packet delayed 1 ms on each veth end (netem), the RC
+# window: ib_send_bw and ib_write_bw at 4 KiB between kk, kr and
+#   rk  rxe0 to krwqw0 (kwa): rxe's requester, over kr's link
+# alternating kk kr rk, then reversed.
 # Prints BENCH wire METRIC PAIR VALUE per run, PAIR "udp" for the floor
 # (the report takes the mean of each pair's runs), BENCH-ERROR WHAT when
 # a run fails, and BENCH-DONE.
@@ -71,6 +75,7 @@ ends() {
 	kr) set -- - rxe0 198.18.0.1 kwa krwqw0 198.18.0.2 ;;
 	rr) set -- - rxe0 198.18.0.1 - rxe0 198.18.0.1 ;;
 	kl) set -- kwa krwqw1 198.18.1.1 kwa krwqw1 198.18.1.1 ;;
+	rk) set -- kwa krwqw0 198.18.0.2 - rxe0 198.18.0.1 ;;
 	esac
 	sns=$1 sdev=$2 saddr=$3 cns=$4 cdev=$5 caddr=$6
 }
@@ -155,6 +160,21 @@ each send_lat_ud_typical_us_64 t_typical ib_send_lat -c UD -s 64 -n 500
 each write_bw_mibs_4096 BW_average ib_write_bw -s 4096 -n 1000
 each read_bw_mibs_4096 BW_average ib_read_bw -s 4096 -n 1000
 floor
+
+# the window: netem delays every packet 1 ms on each veth end, a round
+# trip of 2 ms, where a requester that waited for each message's answer
+# would do 2 KiB/ms; rk is rxe0's requester to krwqw0, over the same link
+if wire_netem "delay 1ms limit 10000" > $tmp/netem.log 2>&1; then
+	for p in kk kr rk rk kr kk; do
+		run "$p" send_bw_mibs_4096_delay BW_average ib_send_bw -s 4096 -n 1000
+	done
+	for p in kk kr rk rk kr kk; do
+		run "$p" write_bw_mibs_4096_delay BW_average ib_write_bw -s 4096 -n 1000
+	done
+else
+	echo "BENCH-ERROR netem: $(cat $tmp/netem.log)"
+fi
+wire_netem none
 for d in krwqw0 krwqw1 krwqw2; do
 	echo "# $d: $(rdma statistic show link $d/1 2> /dev/null)"
 done
