@@ -704,11 +704,26 @@ static void rw_window_rnr_goes_back(struct kunit *t)
 }
 
 /*
- * An RDMA READ behind a SEND does not go ahead of the SEND's answer, and
- * nothing goes ahead of the READ's: the SEND's ACK lets the READ go as
- * the head, alone, and the SEND behind it waits for the READ's response.
+ * An RDMA READ of RW_LEN bytes into v->buf (four responses), wr_id @id,
+ * from the peer's @va.
  */
-static void rw_window_read_goes_alone(struct kunit *t)
+static struct ib_rdma_wr rw_read_wr(struct ib_sge *sge, u64 id, u64 va)
+{
+	return (struct ib_rdma_wr){
+		.wr = { .wr_id = id, .sg_list = sge, .num_sge = 1,
+			.opcode = IB_WR_RDMA_READ },
+		.remote_addr = va, .rkey = 0x1234,
+	};
+}
+
+/*
+ * A SEND, an RDMA READ and a SEND go out together, the READ's request
+ * taking the PSNs of its four responses.  The READ's first response says
+ * the peer had the first SEND: it completes, and the READ is the head;
+ * its last response completes it, its data in place, and the ACK of the
+ * second SEND's last PSN completes that one.
+ */
+static void rw_window_read_behind_send(struct kunit *t)
 {
 	struct krwq_qp *qp = rw_qp(t);
 	struct rw *v = t->priv;
@@ -716,11 +731,7 @@ static void rw_window_read_goes_alone(struct kunit *t)
 		.addr = (uintptr_t)v->buf, .length = RW_LEN,
 		.lkey = v->pd->local_dma_lkey,
 	};
-	struct ib_rdma_wr rd = {
-		.wr = { .wr_id = 8, .sg_list = &sge, .num_sge = 1,
-			.opcode = IB_WR_RDMA_READ },
-		.remote_addr = 0x1000, .rkey = 0x1234,
-	};
+	struct ib_rdma_wr rd = rw_read_wr(&sge, 8, 0x1000);
 	struct ib_send_wr s1 = {
 		.wr_id = 7, .sg_list = &sge, .num_sge = 1,
 		.opcode = IB_WR_SEND, .next = &rd.wr,
@@ -731,22 +742,174 @@ static void rw_window_read_goes_alone(struct kunit *t)
 	};
 	const struct ib_send_wr *bad;
 	u64 before = rw_packets(v);
+	struct ib_wc wc;
+	u32 i;
 
 	rd.wr.next = &s2;
 	KUNIT_ASSERT_EQ(t, ib_post_send(v->qp, &s1, &bad), 0);
-	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 4);
-	KUNIT_EXPECT_EQ(t, qp->wire_req.ahead, 0);
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 4 + 1 + 4);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.ahead, 2);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.rd_atomic_ahead, 1);
+	KUNIT_EXPECT_EQ(t, qp->wire_psn, RW_SQ_PSN + 12);
+
+	for (i = 0; i < 4; i++)
+		rw_read_resp(t, qp, i == 0 ? IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST :
+			     i == 3 ? IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
+			     IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE,
+			     RW_SQ_PSN + 4 + i, RW_MTU, 'a' + i);
+	KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 7);
+	KUNIT_EXPECT_EQ(t, wc.opcode, IB_WC_SEND);
+	KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 8);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, wc.opcode, IB_WC_RDMA_READ);
+	KUNIT_EXPECT_EQ(t, v->buf[0], 'a');
+	KUNIT_EXPECT_EQ(t, v->buf[RW_LEN - 1], 'd');
+	KUNIT_EXPECT_EQ(t, qp->wire_req.first_psn, RW_SQ_PSN + 8);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.rd_atomic_ahead, 0);
 
 	rw_answer(qp, KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
-		  RW_SQ_PSN + 3);
-	rw_expect_sends(t, 7, 1);
-	flush_work(&qp->send_work);	/* the READ's request */
-	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 5);
-	KUNIT_EXPECT_EQ(t, qp->wire_req.await, KRWQ_WIRE_AWAIT_ANSWER);
-	KUNIT_EXPECT_EQ(t, qp->wire_req.ahead, 0);
+		  RW_SQ_PSN + 11);
+	rw_expect_sends(t, 9, 1);
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 9);
+}
+
+/*
+ * RDMA READs go ahead up to the initiator depth, max_rd_atomic, counting
+ * the head's: with 2, two of three go out at once, and the third once the
+ * first is done.  (Set by hand: a modify in RTS cannot change it.)
+ */
+static void rw_window_reads_within_depth(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->buf, .length = RW_LEN,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr rd[3];
+	const struct ib_send_wr *bad;
+	unsigned long flags;
+	u64 before = rw_packets(v);
+	u32 i;
+
+	for (i = 0; i < 3; i++) {
+		rd[i] = rw_read_wr(&sge, 7 + i, 0x1000);
+		rd[i].wr.next = i < 2 ? &rd[i + 1].wr : NULL;
+	}
+	spin_lock_irqsave(&qp->s_lock, flags);
+	qp->attr.max_rd_atomic = 2;
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	KUNIT_ASSERT_EQ(t, ib_post_send(v->qp, &rd[0].wr, &bad), 0);
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 2);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.ahead, 1);
+
+	for (i = 0; i < 4; i++)
+		rw_read_resp(t, qp, i == 0 ? IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST :
+			     i == 3 ? IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
+			     IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE,
+			     RW_SQ_PSN + i, RW_MTU, 'a');
+	flush_work(&qp->send_work);	/* room: the third goes */
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 3);
 	KUNIT_EXPECT_EQ(t, qp->wire_req.first_psn, RW_SQ_PSN + 4);
-	/* a 4 KiB READ's four responses */
-	KUNIT_EXPECT_EQ(t, qp->wire_req.last_psn, RW_SQ_PSN + 7);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.ahead, 1);
+	KUNIT_EXPECT_EQ(t, qp->wire_psn, RW_SQ_PSN + 12);
+}
+
+/*
+ * The ACK of a SEND sent behind a READ comes before the READ's responses
+ * (a long READ's later responses leave the peer's device after an ACK
+ * built meanwhile, or were lost): the READ asks for its rest at once, and
+ * the ACK is kept, so that once the responses came and the READ is done
+ * the SEND completes too, without waiting out its timeout.
+ */
+static void rw_window_ack_past_read(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->buf, .length = RW_LEN,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr rd = rw_read_wr(&sge, 7, 0x1000);
+	struct ib_send_wr s1 = {
+		.wr_id = 8, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND,
+	};
+	const struct ib_send_wr *bad;
+	u64 before = rw_packets(v);
+	struct ib_wc wc;
+	u32 i;
+
+	rd.wr.next = &s1;
+	KUNIT_ASSERT_EQ(t, ib_post_send(v->qp, &rd.wr, &bad), 0);
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 1 + 4);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.ahead, 1);
+
+	rw_answer(qp, KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
+		  RW_SQ_PSN + 7);
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 0);
+	KUNIT_EXPECT_TRUE(t, qp->wire_req.acked_past);
+	/* the READ's rest, asked for at once */
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 1 + 4 + 1);
+
+	for (i = 0; i < 4; i++)
+		rw_read_resp(t, qp, i == 0 ? IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST :
+			     i == 3 ? IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
+			     IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE,
+			     RW_SQ_PSN + i, RW_MTU, 'x');
+	KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 7);
+	KUNIT_EXPECT_EQ(t, wc.opcode, IB_WC_RDMA_READ);
+	rw_expect_sends(t, 8, 1);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.await, KRWQ_WIRE_AWAIT_NONE);
+	KUNIT_EXPECT_FALSE(t, qp->wire_req.acked_past);
+}
+
+/*
+ * A READ's response comes while a run that sends behind it has let
+ * s_lock go, holding the regions of the WQE it builds in s_mrs (the test
+ * plays that run with a marker there, never dereferenced).  The response
+ * lands through the completer's own regions: the run's stay as they were.
+ * Through s_mrs, the run would have put and used regions not its own.
+ */
+static void rw_read_resp_leaves_run_regions(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->buf, .length = RW_MTU,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr rd = rw_read_wr(&sge, 8, 0x1000);
+	struct krwq_mr *marker = (struct krwq_mr *)v->target;
+	const struct ib_send_wr *bad;
+	struct krwq_mr *seen;
+	unsigned long flags;
+	struct ib_wc wc;
+	int polled;
+
+	KUNIT_ASSERT_EQ(t, ib_post_send(v->qp, &rd.wr, &bad), 0);
+	KUNIT_ASSERT_EQ(t, qp->wire_req.await, KRWQ_WIRE_AWAIT_ANSWER);
+	/* with sq_running set, no run of send_work's takes the queue */
+	spin_lock_irqsave(&qp->s_lock, flags);
+	WRITE_ONCE(qp->sq_running, true);
+	qp->s_mrs[0] = marker;
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	rw_read_resp(t, qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY, RW_SQ_PSN,
+		     RW_MTU, 'r');
+	spin_lock_irqsave(&qp->s_lock, flags);
+	seen = qp->s_mrs[0];
+	qp->s_mrs[0] = NULL;
+	WRITE_ONCE(qp->sq_running, false);
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	KUNIT_EXPECT_PTR_EQ(t, seen, marker);
+	polled = ib_poll_cq(v->cq, 1, &wc);
+	KUNIT_ASSERT_EQ(t, polled, 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 8);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, v->buf[RW_MTU - 1], 'r');
 }
 
 /*
@@ -1039,7 +1202,10 @@ static struct kunit_case krwq_rc_req_cases[] = {
 	KUNIT_CASE(rw_window_sends_ahead),
 	KUNIT_CASE(rw_window_nak_goes_back),
 	KUNIT_CASE(rw_window_rnr_goes_back),
-	KUNIT_CASE(rw_window_read_goes_alone),
+	KUNIT_CASE(rw_window_read_behind_send),
+	KUNIT_CASE(rw_window_reads_within_depth),
+	KUNIT_CASE(rw_window_ack_past_read),
+	KUNIT_CASE(rw_read_resp_leaves_run_regions),
 	KUNIT_CASE(rw_window_ack_during_run),
 	{}
 };

@@ -3,9 +3,9 @@
  * comp.c - the completer of an RC requester on the wire: the answers its
  * peer sends back (ACK, RNR NAK, NAK, RDMA READ responses, atomic
  * acknowledgments) for the send WQE at sq_tail (the head), which the
- * requester (req.c) sent and now waits on, and for the SENDs and WRITEs
- * it sent behind it meanwhile (struct krwq_wire_req).  An answer
- * completes the WQEs it covers, in order (sq.c), and lets the send queue
+ * requester (req.c) sent and now waits on, and for the WQEs it sent
+ * behind it meanwhile (struct krwq_wire_req).  An answer completes the
+ * WQEs it covers, in order (sq.c), and lets the send queue
  * go on (send_work), has it wait out an RNR NAK, or has it sent again
  * from the PSN a NAK names.  Through the fabric there is no completer:
  * the delivery is done when the requester's run returns.
@@ -22,20 +22,60 @@
 #include <rdma/ib_pack.h>
 
 #include "krwq.h"
+#include "recv.h"
 #include "resp.h"
 #include "sq.h"
 #include "tx.h"
 #include "wire.h"
 
 /*
- * The WQE at sq_tail is answered: it completes with @status (and the QP
- * goes to ERR if that is an error), and the send queue goes on.
+ * The head is answered, with a WQE sent behind it: it completes, and the
+ * next is the head, awaiting its answer (a READ's from its first
+ * response), with the local ACK timeout started again (progress).
+ */
+static void krwq_wire_next_head(struct krwq_qp *qp)
+{
+	struct krwq_wire_req *req = &qp->wire_req;
+	struct krwq_swqe *w = krwq_sq_entry(qp, qp->sq_tail);
+
+	qp->sq_tail = krwq_sq_next(qp, qp->sq_tail);
+	req->ahead--;
+	if (krwq_is_rd_atomic(krwq_sq_entry(qp, qp->sq_tail)->opcode))
+		req->rd_atomic_ahead--;
+	req->first_psn = krwq_psn_add(req->last_psn, 1);
+	req->taken_psn = req->first_psn;
+	req->last_psn = krwq_sq_entry(qp, qp->sq_tail)->wire_last_psn;
+	req->next_resp = req->first_psn;
+	req->read_off = 0;
+	req->read_gap = false;
+	req->resume = false;
+	qp->ack_tries = 0;
+	qp->rnr_tries = 0;
+	mod_timer(&qp->sq_timer,
+		  jiffies + krwq_ack_timeout_jiffies(qp->attr.timeout));
+	krwq_sq_complete(qp, w, IB_WC_SUCCESS);
+}
+
+static void krwq_wire_ack_past(struct krwq_qp *qp);
+
+/*
+ * The head, @w, is answered: it completes with @status (and the QP goes
+ * to ERR if that is an error), and the send queue goes on, from the WQE
+ * sent behind it if there is one.
  */
 static void krwq_wire_done(struct krwq_qp *qp, struct krwq_swqe *w,
 			   enum ib_wc_status status)
 {
 	struct krwq_wire_req *req = &qp->wire_req;
 
+	if (status == IB_WC_SUCCESS && req->ahead) {
+		krwq_wire_next_head(qp);
+		if (req->acked_past)
+			krwq_wire_ack_past(qp);
+		/* room in the window: send_work sends what waits behind */
+		queue_work(krwq_wq, &qp->send_work);
+		return;
+	}
 	krwq_wire_req_idle(req);
 	req->first_psn = krwq_psn_add(req->last_psn, 1);
 	qp->sq_waiting = false;
@@ -51,33 +91,13 @@ static void krwq_wire_done(struct krwq_qp *qp, struct krwq_swqe *w,
 }
 
 /*
- * The head, a SEND or WRITE whose last PSN the peer acknowledged, with a
- * WQE sent behind it: it completes, and that WQE is the head, awaiting
- * its answer, with the local ACK timeout started again (progress).
- */
-static void krwq_wire_next_head(struct krwq_qp *qp)
-{
-	struct krwq_wire_req *req = &qp->wire_req;
-	struct krwq_swqe *w = krwq_sq_entry(qp, qp->sq_tail);
-
-	qp->sq_tail = krwq_sq_next(qp, qp->sq_tail);
-	req->ahead--;
-	req->first_psn = krwq_psn_add(req->last_psn, 1);
-	req->taken_psn = req->first_psn;
-	req->last_psn = krwq_sq_entry(qp, qp->sq_tail)->wire_last_psn;
-	qp->ack_tries = 0;
-	qp->rnr_tries = 0;
-	mod_timer(&qp->sq_timer,
-		  jiffies + krwq_ack_timeout_jiffies(qp->attr.timeout));
-	krwq_sq_complete(qp, w, IB_WC_SUCCESS);
-}
-
-/*
- * An acknowledgment of @psn (an ACK if @through, else a NAK or RNR NAK,
- * which the responder sends only once it had every packet before @psn)
- * completes, in order, the WQEs it covers that have a WQE sent behind
- * them; the last one sent is the answer's to complete or send again
- * (krwq_wire_take_answer()).  A PSN not yet sent acknowledges nothing.
+ * An answer of @psn (an ACK if @through; else a NAK, an RNR NAK, a READ
+ * response or an atomic acknowledgment, which the responder sends only
+ * once it had every request before @psn) completes, in order, the SENDs
+ * and WRITEs it covers that have a WQE sent behind them; the last one
+ * sent is the answer's to complete or send again
+ * (krwq_wire_take_answer()).  A READ or atomic is done only by its own
+ * answer, so it ends the walk.  A PSN not yet sent acknowledges nothing.
  * A full CQ, which moves the QP to ERR, ends it (the flush completes the
  * rest, now or at the end of a run).  Return: whether any completed.
  */
@@ -88,7 +108,8 @@ static bool krwq_wire_ack_ahead(struct krwq_qp *qp, u32 psn, bool through)
 
 	if (krwq_psn_diff(psn, qp->wire_psn) >= 0)
 		return false;
-	while (req->ahead && qp->state != IB_QPS_ERR) {
+	while (req->ahead && qp->state != IB_QPS_ERR &&
+	       !krwq_is_rd_atomic(krwq_sq_entry(qp, qp->sq_tail)->opcode)) {
 		s32 d = krwq_psn_diff(psn, req->last_psn);
 
 		if (d < 0 || (d == 0 && !through))
@@ -100,9 +121,65 @@ static bool krwq_wire_ack_ahead(struct krwq_qp *qp, u32 psn, bool through)
 }
 
 /*
- * @len bytes into the local buffers of @w (a READ's or an atomic's),
- * @off bytes in.  Return: 0, or a negative errno when they do not check
- * out (a region gone, or too short).
+ * The head is done, and an ACK that came past it (acked_past) completes
+ * what it covers of the WQEs that were behind it: all, or up to a READ
+ * or atomic still waiting for its own answer, for which it stays kept.
+ */
+static void krwq_wire_ack_past(struct krwq_qp *qp)
+{
+	struct krwq_wire_req *req = &qp->wire_req;
+	u32 psn = req->acked_past_psn;
+	struct krwq_swqe *w;
+
+	krwq_wire_ack_ahead(qp, psn, true);
+	if (qp->state == IB_QPS_ERR)
+		return;
+	w = krwq_sq_entry(qp, qp->sq_tail);
+	if (krwq_is_rd_atomic(w->opcode) &&
+	    krwq_psn_diff(psn, req->last_psn) > 0)
+		return;
+	req->acked_past = false;
+	if (!req->ahead && !krwq_is_rd_atomic(w->opcode) &&
+	    krwq_psn_diff(psn, req->last_psn) >= 0)
+		krwq_wire_done(qp, w, IB_WC_SUCCESS);
+}
+
+/*
+ * An answer past the head, a READ or atomic whose own answer has not
+ * come: lost, or overtaken by the responder's later packets (the rest of
+ * a long READ's responses leave its device after an ACK built
+ * meanwhile).  The responder took the head and went on.  An ACK is kept
+ * (acked_past) to complete what it covers once the head is done.  A READ
+ * asks for its rest at once, once until a response comes (read_gap); an
+ * atomic is sent again at its timeout, and the responder replays its
+ * result.  Nothing past the head is charged to it: a NAK of a later WQE
+ * is left to that one's resend.
+ */
+static void krwq_wire_past_head(struct krwq_qp *qp, struct krwq_swqe *w,
+				const struct krwq_wire_pkt *pkt,
+				struct sk_buff_head *out)
+{
+	struct krwq_wire_req *req = &qp->wire_req;
+
+	if (pkt->opcode == IB_OPCODE_RC_ACKNOWLEDGE &&
+	    (pkt->syndrome & KRWQ_AETH_TYPE_MASK) == KRWQ_AETH_ACK &&
+	    (!req->acked_past ||
+	     krwq_psn_diff(pkt->psn, req->acked_past_psn) > 0)) {
+		req->acked_past = true;
+		req->acked_past_psn = pkt->psn;
+	}
+	if (w->opcode == IB_WR_RDMA_READ && !req->read_gap) {
+		req->read_gap = true;
+		krwq_wire_read_rest(qp, w, out);
+	}
+}
+
+/*
+ * @len bytes into the local buffers of @w (a READ's or an atomic's, never
+ * inline), @off bytes in, through the completer's own regions (c_mrs): a
+ * run of the send queue may hold s_mrs meanwhile.  Return: 0, or a
+ * negative errno when they do not check out (a region gone, or too
+ * short).
  */
 static int krwq_wire_local_write(struct krwq_qp *qp, struct krwq_swqe *w,
 				 u32 off, const void *buf, u32 len)
@@ -110,13 +187,14 @@ static int krwq_wire_local_write(struct krwq_qp *qp, struct krwq_swqe *w,
 	struct krwq_sge_cursor dst;
 	int ret;
 
-	if (!krwq_src_get(qp, w, IB_ACCESS_LOCAL_WRITE))
+	if (!krwq_get_mrs(qp->dev, qp->ibqp.pd, w->sg_list, w->num_sge,
+			  IB_ACCESS_LOCAL_WRITE, qp->c_mrs))
 		return -EFAULT;
-	krwq_src_cursor(qp, w, &dst);
+	krwq_cursor_init(&dst, w->sg_list, w->num_sge, qp->c_mrs);
 	ret = krwq_write(&dst, NULL, off);
 	if (!ret)
 		ret = krwq_write(&dst, buf, len);
-	krwq_src_put(qp, w);
+	krwq_put_mrs(qp->c_mrs, w->num_sge);
 	return ret;
 }
 
@@ -262,6 +340,12 @@ static bool krwq_wire_take_answer(struct krwq_qp *qp, struct krwq_swqe *w,
 	/* an answer to an earlier PSN than the WQE's is a stale one */
 	if (krwq_psn_diff(pkt->psn, req->first_psn) < 0)
 		return false;
+	if (krwq_is_rd_atomic(w->opcode) &&
+	    krwq_psn_diff(pkt->psn, req->last_psn) > 0 &&
+	    krwq_psn_diff(pkt->psn, qp->wire_psn) < 0) {
+		krwq_wire_past_head(qp, w, pkt, out);
+		return false;
+	}
 	if (krwq_wire_headers(pkt->opcode) & KRWQ_HDR_AETH) {
 		if (type == KRWQ_AETH_RNR_NAK)
 			return krwq_wire_rnr_nak(qp, pkt, status);
@@ -311,16 +395,19 @@ static bool krwq_wire_late_ack(struct krwq_qp *qp, const struct krwq_swqe *w,
  * krwq_wire_answer() - an answer from the wire to RC requester @qp: an
  * acknowledgment (ACK, RNR NAK or NAK), an RDMA READ response or an
  * atomic acknowledgment, for the WQE at sq_tail (the head), which waits
- * for it, or for the SENDs and WRITEs sent behind it.
+ * for it, or for the WQEs sent behind it.
  * @qp: the QP the packet's BTH names, held by the caller.
  * @pkt: the packet's transport headers, checked (net.c).
  * @sgid: the packet's IP source, as a GID.
  * @dgid: its IP destination, as a GID.
  * @payload: pkt->payload_len bytes (a READ response's data).
  *
- * An acknowledgment first completes, in order, the WQEs it covers that
- * have another sent behind them: an ACK those up to its PSN, a NAK or
- * RNR NAK those before it.  Then, for the head:
+ * An answer first completes, in order, the SENDs and WRITEs it covers
+ * that have another WQE sent behind them: an ACK those up to its PSN,
+ * any other answer those before it.  An answer past a READ or atomic at
+ * the head, whose own has not come, is charged to nothing: an ACK is
+ * kept until the head is done, and a READ asks for its rest.  Then, for
+ * the head:
  * an ACK of its last PSN completes a SEND or WRITE; the last READ
  * response a READ, its data in place; the atomic acknowledgment an
  * atomic, the value before in its buffer.  A READ response past the one
@@ -329,7 +416,7 @@ static bool krwq_wire_late_ack(struct krwq_qp *qp, const struct krwq_swqe *w,
  * the PSN it names; any other
  * NAK fails it with the responder's error, and the QP goes to ERR.  An
  * ACK of a SEND's or WRITE's last PSN completes it even while it is about
- * to go again, or is going again (the run that sends it completes it). An
+ * to go again, or is going again (the run that sends it completes it).  An
  * answer nothing waits for (stale, duplicated, from anyone but the peer)
  * is dropped and counted in wire_rx_dropped.
  *
@@ -362,8 +449,9 @@ void krwq_wire_answer(struct krwq_qp *qp, const struct krwq_wire_pkt *pkt,
 			krwq_wire_done(qp, w, IB_WC_SUCCESS);
 		goto out;
 	}
-	through = (pkt->syndrome & KRWQ_AETH_TYPE_MASK) == KRWQ_AETH_ACK;
-	room = qp->wire_req.ahead && pkt->opcode == IB_OPCODE_RC_ACKNOWLEDGE &&
+	through = pkt->opcode == IB_OPCODE_RC_ACKNOWLEDGE &&
+		  (pkt->syndrome & KRWQ_AETH_TYPE_MASK) == KRWQ_AETH_ACK;
+	room = qp->wire_req.ahead &&
 	       krwq_wire_ack_ahead(qp, pkt->psn, through);
 	if (room) {
 		if (qp->state == IB_QPS_ERR)

@@ -117,8 +117,7 @@
 /*
  * Initiator depth (max_rd_atomic): what a QP may ask of its peer.  rxe's
  * figure, since perftest sets one side's max_rd_atomic to what the other
- * device allows; krwq itself has one READ or atomic in flight at a time
- * on the wire.
+ * device allows.
  */
 #define KRWQ_MAX_INIT_RD_ATOM	128
 #define KRWQ_MAX_INLINE		512	/* rxe's: 32 SGEs' worth */
@@ -369,9 +368,9 @@ enum krwq_wire_await {
 };
 
 /*
- * The most PSNs an RC requester on the wire has unanswered: SENDs and
- * WRITEs go out behind the WQE at sq_tail while it awaits its answer, up
- * to this many PSNs past its first.
+ * The most PSNs an RC requester on the wire has unanswered: WQEs go out
+ * behind the WQE at sq_tail while it awaits its answer, up to this many
+ * PSNs past its first.
  */
 #define KRWQ_WIRE_WINDOW_PSNS	128
 
@@ -379,12 +378,12 @@ enum krwq_wire_await {
  * struct krwq_wire_req - an RC requester's state on the wire (wire_req.c
  * builds the packets, comp.c takes the answers), under the QP's s_lock.
  * The WQE at sq_tail (the head) goes out, and while it awaits its answer
- * the SENDs and RDMA WRITEs behind it follow (@ahead), within
- * KRWQ_WIRE_WINDOW_PSNS; an ACK completes every WQE it covers, in order.
- * An RDMA READ or atomic goes only as the head with nothing ahead, and
- * nothing follows it.  A timeout, a PSN sequence error NAK or an RNR NAK
- * sends the head again and the WQEs behind it after it, with the PSNs
- * they had (go-back-N).
+ * the WQEs behind it follow (@ahead), within KRWQ_WIRE_WINDOW_PSNS and,
+ * for RDMA READs and atomics, the QP's initiator depth (max_rd_atomic);
+ * an answer completes every SEND and WRITE it covers, in order, and a
+ * READ or atomic completes by its own answer.  A timeout, a PSN sequence
+ * error NAK or an RNR NAK sends the head again and the WQEs behind it
+ * after it, with the PSNs they had (go-back-N).
  * @first_psn: the first PSN of the head; it is resent from it.
  * @last_psn: the PSN whose answer completes it (a READ's last response).
  * @next_resp: a READ's response PSN expected next.
@@ -413,6 +412,11 @@ enum krwq_wire_await {
  * @ahead: how many WQEs behind the head went out while it awaited its
  *         answer (each one's last PSN in its wire_last_psn); 0 whenever
  *         the requester awaits anything else.
+ * @rd_atomic_ahead: how many of those are RDMA READs or atomics.
+ * @acked_past: an ACK of @acked_past_psn came past the head, a READ or
+ *              atomic whose own answer had not come: it completes what
+ *              it covers once the head is done (krwq_wire_past_head()).
+ * @acked_past_psn: see @acked_past.
  * @ahead_blocked: the WQE behind those did not check out: none goes ahead
  *                 until the requester goes back (krwq_wire_go_back()) or
  *                 is idle; that WQE then fails in its turn as the head.
@@ -431,16 +435,21 @@ struct krwq_wire_req {
 	bool sent;
 	bool answered;
 	u32 ahead;
+	u32 rd_atomic_ahead;
+	bool acked_past;
+	u32 acked_past_psn;
 	bool ahead_blocked;
 };
 
 /*
  * krwq_wire_go_back - the WQEs sent ahead of the head count as not sent:
- * they go again behind it, once it goes again.
+ * they go again behind it, once it goes again, and are answered again.
  */
 static inline void krwq_wire_go_back(struct krwq_wire_req *req)
 {
 	req->ahead = 0;
+	req->rd_atomic_ahead = 0;
+	req->acked_past = false;
 	req->ahead_blocked = false;
 }
 
@@ -602,6 +611,12 @@ struct krwq_qp {
 	struct krwq_mr *r_mrs[KRWQ_MAX_SGE];	/* its regions */
 	struct krwq_mr *s_mrs[KRWQ_MAX_SGE];	/* the send's own regions */
 	struct ib_sge inline_sge;		/* an inline payload's */
+	/*
+	 * the completer's (comp.c), under s_lock: the regions a READ
+	 * response or an atomic's result is written into, while a run that
+	 * let s_lock go holds s_mrs
+	 */
+	struct krwq_mr *c_mrs[KRWQ_MAX_SGE];
 	/*
 	 * a receive from the wire's scratch, under r_lock: a UD datagram's
 	 * (held throughout), or a UC message's receive WQE (wire_rx.held)

@@ -393,8 +393,8 @@ static bool krwq_sq_retry_later(struct krwq_qp *qp,
  * @tx: the caller's, empty: packets for the wire, which the caller sends
  *      with krwq_tx_xmit() once it has released s_lock.
  *
- * An RC send on the wire awaits its answer while the SENDs and WRITEs
- * behind it go ahead, within the window (krwq_wire_may_send_ahead()).
+ * An RC send on the wire awaits its answer while the WQEs behind it go
+ * ahead, within the window (krwq_wire_may_send_ahead()).
  * Stops when the queue is empty, the QP leaves RTS, an RC send must wait
  * for its answer with nothing more to go ahead, or to be retried (an RNR
  * NAK or no answer; sq_timer resumes it), a local
@@ -457,11 +457,9 @@ static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags,
 		run.section += KRWQ_WQE_COST;
 
 		if (ahead) {
-			if (krwq_wire_send_ahead(qp, w)) {
-				qp->wire_req.ahead++;
+			if (krwq_wire_send_ahead(qp, w))
 				trace_krwq_deliver(qp, w, IB_WC_SUCCESS, false,
 						   false);
-			}
 			continue;
 		}
 		if (krwq_is_local(w->opcode))

@@ -127,10 +127,16 @@ static u8 krwq_wire_opcode(u8 class, enum ib_wr_opcode op, bool first,
 	return class | code;
 }
 
-/* How many packets of @sqp's path MTU a SEND or WRITE of @w takes. */
+/* How many packets of @sqp's path MTU a SEND, WRITE or READ of @w's takes. */
 static u32 krwq_wire_packets(struct krwq_qp *sqp, const struct krwq_swqe *w)
 {
 	return max_t(u32, 1, DIV_ROUND_UP(w->length, krwq_path_mtu_bytes(sqp)));
+}
+
+/* How many PSNs the WQE @w of @sqp's takes: its packets, or its answer's. */
+static u32 krwq_wire_psns(struct krwq_qp *sqp, const struct krwq_swqe *w)
+{
+	return krwq_is_atomic(w->opcode) ? 1 : krwq_wire_packets(sqp, w);
 }
 
 /*
@@ -240,8 +246,7 @@ enum ib_wc_status krwq_wire_send_uc(struct krwq_qp *sqp, struct krwq_swqe *w)
 static int krwq_wire_send_request(struct krwq_qp *sqp, struct krwq_swqe *w)
 {
 	bool read = w->opcode == IB_WR_RDMA_READ;
-	u32 answers = read ? max_t(u32, 1, DIV_ROUND_UP(w->length,
-							 krwq_path_mtu_bytes(sqp))) : 1;
+	u32 answers = krwq_wire_psns(sqp, w);
 	struct krwq_wire_pkt pkt = {
 		.opcode = read ? IB_OPCODE_RC_RDMA_READ_REQUEST :
 			  w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
@@ -279,8 +284,10 @@ static int krwq_wire_send_request(struct krwq_qp *sqp, struct krwq_swqe *w)
  * A SEND (with immediate or invalidate) or an RDMA WRITE goes in packets
  * of the path MTU, the last asking for an acknowledgment; an RDMA READ or
  * an atomic in one request packet.  The caller then waits for the answer
- * (req.c).  A packet that cannot be built for want of memory is as one
- * lost on the way: the answer does not come, and the WQE is sent again.
+ * (req.c), and the WQEs behind it may go ahead with the PSNs after its
+ * last (krwq_wire_send_ahead()).  A packet that cannot be built for want
+ * of memory is as one lost on the way: the answer does not come, and the
+ * WQE is sent again.
  *
  * Return: IB_WC_SUCCESS, or IB_WC_LOC_PROT_ERR when the payload's regions
  * do not check out.
@@ -295,6 +302,9 @@ enum ib_wc_status krwq_wire_send_rc(struct krwq_qp *sqp, struct krwq_swqe *w)
 	if (w->opcode == IB_WR_RDMA_READ && req->sent && req->read_off) {
 		krwq_wire_read_rest(sqp, w, sqp->run->tx);
 		req->read_gap = false;
+		req->resume = false;
+		/* what goes behind it (again) takes the PSNs after its own */
+		sqp->wire_psn = krwq_psn_add(req->last_psn, 1);
 		return IB_WC_SUCCESS;
 	}
 	if (req->resume && !krwq_is_rd_atomic(w->opcode))
@@ -324,58 +334,73 @@ enum ib_wc_status krwq_wire_send_rc(struct krwq_qp *sqp, struct krwq_swqe *w)
  * @sqp: the requester; the caller holds its s_lock.
  * @w: the WQE after those sent, not the head.
  *
- * Return: true while the head awaits its answer and is no RDMA READ or
- * atomic, nothing ahead failed to go, @w is a SEND or RDMA WRITE, and its
- * packets end within KRWQ_WIRE_WINDOW_PSNS of the head's first PSN.
+ * Return: true while the head awaits its answer and nothing ahead failed
+ * to go, @w is no local operation, an RDMA READ or atomic stays within the
+ * initiator depth (max_rd_atomic) with those in flight, a fenced WQE has
+ * no READ or atomic in flight before it, and @w's PSNs end within
+ * KRWQ_WIRE_WINDOW_PSNS of the head's first.
  */
 bool krwq_wire_may_send_ahead(struct krwq_qp *sqp, struct krwq_swqe *w)
 {
 	const struct krwq_wire_req *req = &sqp->wire_req;
 	const struct krwq_swqe *head = krwq_sq_entry(sqp, sqp->sq_tail);
+	u32 rd_atomic = req->rd_atomic_ahead +
+			krwq_is_rd_atomic(head->opcode);
+	s32 used = krwq_psn_diff(sqp->wire_psn, req->first_psn);
 
 	lockdep_assert_held(&sqp->s_lock);
 	if (req->await != KRWQ_WIRE_AWAIT_ANSWER || req->ahead_blocked ||
-	    krwq_is_rd_atomic(head->opcode) || krwq_is_rd_atomic(w->opcode) ||
 	    w->opcode == IB_WR_REG_MR || w->opcode == IB_WR_LOCAL_INV)
 		return false;
-	/* its packets, after those in flight (none are before the head's) */
-	return krwq_psn_diff(sqp->wire_psn, req->first_psn) >= 0 &&
-	       (u32)krwq_psn_diff(sqp->wire_psn, req->first_psn) +
-	       krwq_wire_packets(sqp, w) <= KRWQ_WIRE_WINDOW_PSNS;
+	if (krwq_is_rd_atomic(w->opcode) &&
+	    rd_atomic >= sqp->attr.max_rd_atomic)
+		return false;
+	if ((w->send_flags & IB_SEND_FENCE) && rd_atomic)
+		return false;
+	/* none in flight before the head's first PSN */
+	return used >= 0 &&
+	       (u32)used + krwq_wire_psns(sqp, w) <= KRWQ_WIRE_WINDOW_PSNS;
 }
 
 /**
- * krwq_wire_send_ahead() - put a SEND or RDMA WRITE on the wire behind the
- * WQEs of RC @sqp's that await their answer, with the PSNs after theirs.
+ * krwq_wire_send_ahead() - put a WQE on the wire behind the WQEs of RC
+ * @sqp's that await their answer, with the PSNs after theirs.
  * @sqp: the requester; the caller holds its s_lock, in a run (sqp->run).
  * @w: a WQE krwq_wire_may_send_ahead() allowed.
  *
- * Its packets are queued on the run's list, as the head's are
- * (krwq_wire_send_rc()), and its last PSN kept in @w->wire_last_psn.  A
- * packet that cannot be built for want of memory is as one lost on the
- * way.  If @w's regions do not check out, it takes no PSN and nothing
- * more goes ahead (wire_req.ahead_blocked): it fails in its turn as the
- * head.
+ * A SEND or WRITE goes in packets, an RDMA READ or atomic as its request
+ * (as the head's do, krwq_wire_send_rc()), queued on the run's list, and
+ * its last PSN is kept in @w->wire_last_psn.  A packet that cannot be
+ * built for want of memory is as one lost on the way.  If a SEND's or
+ * WRITE's regions do not check out, it takes no PSN and nothing more
+ * goes ahead (wire_req.ahead_blocked): it fails in its turn as the head.
+ * (A READ's or atomic's regions are checked as its answer lands.)
  *
- * Return: true when it went and the head it went behind still awaits its
- * answer.  The run lets s_lock go as it copies, and answers come
- * meanwhile: one that completed the last WQE before @w, or sends the head
- * again (a NAK, an RNR NAK, the timeout), leaves @w to go as the head or
- * behind it again.
+ * Return: true when it went and counts as sent ahead (wire_req.ahead):
+ * the head it went behind still awaits its answer.  The run lets s_lock
+ * go as it copies, and answers come meanwhile: one that completed the
+ * last WQE before @w, or sends the head again (a NAK, an RNR NAK, the
+ * timeout), leaves @w to go as the head or behind it again.
  */
 bool krwq_wire_send_ahead(struct krwq_qp *sqp, struct krwq_swqe *w)
 {
 	struct krwq_wire_req *req = &sqp->wire_req;
 	u32 first = sqp->wire_psn;
 
-	if (krwq_wire_send_msg(sqp, w, IB_OPCODE_RC, 0) == -EFAULT) {
+	if (krwq_is_rd_atomic(w->opcode)) {
+		krwq_wire_send_request(sqp, w);
+	} else if (krwq_wire_send_msg(sqp, w, IB_OPCODE_RC, 0) == -EFAULT) {
 		sqp->wire_psn = first;
 		if (req->await == KRWQ_WIRE_AWAIT_ANSWER)
 			req->ahead_blocked = true;
 		return false;
 	}
 	w->wire_last_psn = krwq_psn_add(sqp->wire_psn, KRWQ_PSN_MASK);
-	return req->await == KRWQ_WIRE_AWAIT_ANSWER;
+	if (req->await != KRWQ_WIRE_AWAIT_ANSWER)
+		return false;
+	req->ahead++;
+	req->rd_atomic_ahead += krwq_is_rd_atomic(w->opcode);
+	return true;
 }
 
 /**

@@ -472,7 +472,9 @@ rmmod krwq_kunit_rc >> $log 2>&1
 for c in req:rw_late_ack_after_nak req:rw_late_ack_in_rnr_wait req:rw_ack_during_resend_run \
 	req:rw_naks_with_progress_not_counted req:rw_read_resend_asks_for_rest \
 	req:rw_window_sends_ahead req:rw_window_nak_goes_back \
-	req:rw_window_rnr_goes_back req:rw_window_read_goes_alone \
+	req:rw_window_rnr_goes_back req:rw_window_read_behind_send \
+	req:rw_window_reads_within_depth req:rw_window_ack_past_read \
+	req:rw_read_resp_leaves_run_regions \
 	req:rw_window_ack_during_run \
 	resp:rr_duplicate_send_once resp:rr_out_of_sequence_naks_once \
 	resp:rr_duplicate_atomic_replayed resp:rr_duplicate_read_read_again \
