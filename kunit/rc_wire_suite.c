@@ -913,6 +913,48 @@ static void rw_read_resp_leaves_run_regions(struct kunit *t)
 }
 
 /*
+ * While another caller sends the QP's packets (wire_tx_busy: the test
+ * plays that caller), a post's packets join the QP's queue behind them
+ * and do not go out of turn; the next caller that finds the queue free
+ * sends them, then its own.  Sent at once instead, a post's packets could
+ * leave before those of the run before it, still on their way out on
+ * the other CPU, and the responder would take the earlier PSNs for lost.
+ */
+static void rw_packets_leave_in_order(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->buf, .length = RW_LEN,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_id = 7, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND,
+	};
+	const struct ib_send_wr *bad;
+	u64 before = rw_packets(v);
+	unsigned long flags;
+	u32 queued;
+
+	spin_lock_irqsave(&qp->s_lock, flags);
+	qp->wire_tx_busy = true;
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	KUNIT_ASSERT_EQ(t, ib_post_send(v->qp, &wr, &bad), 0);
+	spin_lock_irqsave(&qp->s_lock, flags);
+	queued = skb_queue_len(&qp->wire_txq);
+	qp->wire_tx_busy = false;
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	KUNIT_EXPECT_EQ(t, queued, 4);
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before);
+
+	wr.wr_id = 8;
+	KUNIT_ASSERT_EQ(t, ib_post_send(v->qp, &wr, &bad), 0);
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 8);
+	KUNIT_EXPECT_TRUE(t, skb_queue_empty(&qp->wire_txq));
+}
+
+/*
  * An ACK of all three SENDs comes while a run holds the send queue and
  * has let s_lock go, as a run sending behind the head does every
  * KRWQ_IRQOFF_BYTES (the test plays that run, as in
@@ -1206,6 +1248,7 @@ static struct kunit_case krwq_rc_req_cases[] = {
 	KUNIT_CASE(rw_window_reads_within_depth),
 	KUNIT_CASE(rw_window_ack_past_read),
 	KUNIT_CASE(rw_read_resp_leaves_run_regions),
+	KUNIT_CASE(rw_packets_leave_in_order),
 	KUNIT_CASE(rw_window_ack_during_run),
 	{}
 };

@@ -595,6 +595,12 @@ struct krwq_qp {
 	bool sq_stop;
 	bool sq_inv_counted;	/* the WQE at sq_tail counted in inv_waits */
 	struct krwq_run *run;	/* that run's state, while sq_running */
+	/*
+	 * The packets runs built for the wire, in the order built, and
+	 * whether a caller is sending them (krwq_sq_xmit()).  Under s_lock.
+	 */
+	struct sk_buff_head wire_txq;
+	bool wire_tx_busy;
 	atomic_t comm_est_sent;
 
 	/*

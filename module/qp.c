@@ -238,6 +238,7 @@ int krwq_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	refcount_set(&qp->users, 1);
 	init_completion(&qp->released);
 	timer_setup(&qp->sq_timer, krwq_sq_timer, 0);
+	skb_queue_head_init(&qp->wire_txq);
 	INIT_WORK(&qp->send_work, krwq_send_work);
 	INIT_WORK(&qp->err_work, krwq_qp_err_work);
 	INIT_DELAYED_WORK(&qp->inv_work, krwq_wire_inv_work);
@@ -679,6 +680,7 @@ int krwq_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	spin_unlock_irqrestore(&qp->s_lock, flags);
 	del_timer_sync(&qp->sq_timer);
 	cancel_work_sync(&qp->send_work);
+	skb_queue_purge(&qp->wire_txq);	/* nothing sends them any more */
 	cancel_work_sync(&qp->err_work);
 	cancel_delayed_work_sync(&qp->inv_work);	/* RESET: inv_wait off */
 	cancel_work_sync(&qp->event_work);

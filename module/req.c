@@ -391,7 +391,7 @@ static bool krwq_sq_retry_later(struct krwq_qp *qp,
  *          (krwq_run_let_irqs_in()); the caller then enables them once
  *          it has released s_lock.
  * @tx: the caller's, empty: packets for the wire, which the caller sends
- *      with krwq_tx_xmit() once it has released s_lock.
+ *      with krwq_sq_xmit(), which releases s_lock.
  *
  * An RC send on the wire awaits its answer while the WQEs behind it go
  * ahead, within the window (krwq_wire_may_send_ahead()).
@@ -514,6 +514,36 @@ static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags,
 	}
 }
 
+/*
+ * Sends the packets a run of @qp's send queue built (@tx), in the order
+ * runs built them: they join the QP's wire_txq, and unless another caller
+ * is sending that, this one sends it until it is empty, letting s_lock go
+ * meanwhile.  Two runs back to back (a post here, send_work on the other
+ * CPU) would otherwise race to the IP stack, the later PSNs could leave
+ * first, and the responder would take the earlier ones for lost.
+ * The caller holds s_lock, taken with spin_lock_irqsave(&qp->s_lock,
+ * @flags); it is released on return.
+ */
+static void krwq_sq_xmit(struct krwq_qp *qp, struct sk_buff_head *tx,
+			 unsigned long flags)
+	__releases(&qp->s_lock)
+{
+	skb_queue_splice_tail_init(tx, &qp->wire_txq);
+	if (qp->wire_tx_busy || skb_queue_empty(&qp->wire_txq)) {
+		spin_unlock_irqrestore(&qp->s_lock, flags);
+		return;
+	}
+	qp->wire_tx_busy = true;
+	do {
+		skb_queue_splice_init(&qp->wire_txq, tx);
+		spin_unlock_irqrestore(&qp->s_lock, flags);
+		krwq_tx_xmit(qp->dev, tx, flags);
+		spin_lock_irqsave(&qp->s_lock, flags);
+	} while (!skb_queue_empty(&qp->wire_txq));
+	qp->wire_tx_busy = false;
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+}
+
 /**
  * krwq_sq_timer() - an RNR wait, the local ACK timeout or the tick a
  * busy region's invalidation waits ran out: try the WQE at sq_tail again.
@@ -553,8 +583,7 @@ void krwq_send_work(struct work_struct *work)
 	__skb_queue_head_init(&tx);
 	spin_lock_irqsave(&qp->s_lock, flags);
 	krwq_sq_run(qp, &flags, &bh_off, &tx);
-	spin_unlock_irqrestore(&qp->s_lock, flags);
-	krwq_tx_xmit(qp->dev, &tx, flags);
+	krwq_sq_xmit(qp, &tx, flags);
 	if (bh_off)
 		local_bh_enable();
 }
@@ -646,8 +675,7 @@ int krwq_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 out:
 	if (ret)
 		*bad_wr = wr;
-	spin_unlock_irqrestore(&qp->s_lock, flags);
-	krwq_tx_xmit(qp->dev, &tx, flags);
+	krwq_sq_xmit(qp, &tx, flags);
 	if (bh_off)
 		local_bh_enable();	/* softirqs raised meanwhile run here */
 	kvfree(staged);
