@@ -820,9 +820,9 @@ static void rw_window_reads_within_depth(struct kunit *t)
 /*
  * The ACK of a SEND sent behind a READ comes before the READ's responses
  * (a long READ's later responses leave the peer's device after an ACK
- * built meanwhile, or were lost): the READ asks for its rest at once, and
- * the ACK is kept, so that once the responses came and the READ is done
- * the SEND completes too, without waiting out its timeout.
+ * built meanwhile): the ACK is kept, so that once the responses came and
+ * the READ is done the SEND completes too, without waiting out its
+ * timeout.  The READ's responses may only be late: no rest is asked for.
  */
 static void rw_window_ack_past_read(struct kunit *t)
 {
@@ -851,8 +851,7 @@ static void rw_window_ack_past_read(struct kunit *t)
 		  RW_SQ_PSN + 7);
 	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 0);
 	KUNIT_EXPECT_TRUE(t, qp->wire_req.acked_past);
-	/* the READ's rest, asked for at once */
-	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 1 + 4 + 1);
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 1 + 4);
 
 	for (i = 0; i < 4; i++)
 		rw_read_resp(t, qp, i == 0 ? IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST :
@@ -865,6 +864,51 @@ static void rw_window_ack_past_read(struct kunit *t)
 	rw_expect_sends(t, 8, 1);
 	KUNIT_EXPECT_EQ(t, qp->wire_req.await, KRWQ_WIRE_AWAIT_NONE);
 	KUNIT_EXPECT_FALSE(t, qp->wire_req.acked_past);
+}
+
+/*
+ * A remote access error NAK of the SEND behind a READ comes before the
+ * READ's responses: it is kept, and once the READ is done the SEND takes
+ * it, failing with the responder's error (the QP then goes to ERR).
+ * Dropped, it would have left the SEND to its retries, and then to
+ * RETRY_EXC_ERR, from a responder in ERR that answers nothing more.
+ */
+static void rw_window_nak_past_read(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->buf, .length = RW_LEN,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr rd = rw_read_wr(&sge, 7, 0x1000);
+	struct ib_send_wr s1 = {
+		.wr_id = 8, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND,
+	};
+	const struct ib_send_wr *bad;
+	struct ib_wc wc;
+	u32 i;
+
+	rd.wr.next = &s1;
+	KUNIT_ASSERT_EQ(t, ib_post_send(v->qp, &rd.wr, &bad), 0);
+	KUNIT_ASSERT_EQ(t, qp->wire_req.ahead, 1);
+	rw_answer(qp, KRWQ_AETH_NAK | KRWQ_NAK_REM_ACCESS, RW_SQ_PSN + 4);
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 0);
+	KUNIT_EXPECT_TRUE(t, qp->wire_req.nak_past);
+
+	for (i = 0; i < 4; i++)
+		rw_read_resp(t, qp, i == 0 ? IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST :
+			     i == 3 ? IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
+			     IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE,
+			     RW_SQ_PSN + i, RW_MTU, 'y');
+	KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 7);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 8);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_REM_ACCESS_ERR);
+	KUNIT_EXPECT_EQ(t, krwq_test_qp_state(v->qp), IB_QPS_ERR);
 }
 
 /*
@@ -1247,6 +1291,7 @@ static struct kunit_case krwq_rc_req_cases[] = {
 	KUNIT_CASE(rw_window_read_behind_send),
 	KUNIT_CASE(rw_window_reads_within_depth),
 	KUNIT_CASE(rw_window_ack_past_read),
+	KUNIT_CASE(rw_window_nak_past_read),
 	KUNIT_CASE(rw_read_resp_leaves_run_regions),
 	KUNIT_CASE(rw_packets_leave_in_order),
 	KUNIT_CASE(rw_window_ack_during_run),

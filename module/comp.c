@@ -57,6 +57,7 @@ static void krwq_wire_next_head(struct krwq_qp *qp)
 }
 
 static void krwq_wire_ack_past(struct krwq_qp *qp);
+static void krwq_wire_nak_past(struct krwq_qp *qp);
 
 /*
  * The head, @w, is answered: it completes with @status (and the QP goes
@@ -72,6 +73,9 @@ static void krwq_wire_done(struct krwq_qp *qp, struct krwq_swqe *w,
 		krwq_wire_next_head(qp);
 		if (req->acked_past)
 			krwq_wire_ack_past(qp);
+		if (req->nak_past && req->await == KRWQ_WIRE_AWAIT_ANSWER &&
+		    qp->state != IB_QPS_ERR)
+			krwq_wire_nak_past(qp);
 		/* room in the window: send_work sends what waits behind */
 		queue_work(krwq_wq, &qp->send_work);
 		return;
@@ -146,29 +150,38 @@ static void krwq_wire_ack_past(struct krwq_qp *qp)
 
 /*
  * An answer past the head, a READ or atomic whose own answer has not
- * come: lost, or overtaken by the responder's later packets (the rest of
- * a long READ's responses leave its device after an ACK built
+ * come: lost, or overtaken (krwq's responder sends a long READ's later
+ * responses from tx_work, after an ACK or atomic result built
  * meanwhile).  The responder took the head and went on.  An ACK is kept
- * (acked_past) to complete what it covers once the head is done.  A READ
- * asks for its rest at once, once until a response comes (read_gap); an
- * atomic is sent again at its timeout, and the responder replays its
- * result.  Nothing past the head is charged to it: a NAK of a later WQE
- * is left to that one's resend.
+ * (acked_past) to complete what it covers once the head is done, and so
+ * is the first NAK or RNR NAK (nak_past), for the WQE it names.  A READ
+ * response past a READ at the head says its responses were lost (the
+ * responder sends them in order): the READ asks for its rest at once,
+ * once until a response comes (read_gap).  An atomic, or a READ whose
+ * responses may only be late, goes again at its timeout.
  */
 static void krwq_wire_past_head(struct krwq_qp *qp, struct krwq_swqe *w,
 				const struct krwq_wire_pkt *pkt,
 				struct sk_buff_head *out)
 {
 	struct krwq_wire_req *req = &qp->wire_req;
+	u8 type = pkt->syndrome & KRWQ_AETH_TYPE_MASK;
 
-	if (pkt->opcode == IB_OPCODE_RC_ACKNOWLEDGE &&
-	    (pkt->syndrome & KRWQ_AETH_TYPE_MASK) == KRWQ_AETH_ACK &&
+	if (pkt->opcode == IB_OPCODE_RC_ACKNOWLEDGE && type == KRWQ_AETH_ACK &&
 	    (!req->acked_past ||
 	     krwq_psn_diff(pkt->psn, req->acked_past_psn) > 0)) {
 		req->acked_past = true;
 		req->acked_past_psn = pkt->psn;
 	}
-	if (w->opcode == IB_WR_RDMA_READ && !req->read_gap) {
+	if (pkt->opcode == IB_OPCODE_RC_ACKNOWLEDGE && type != KRWQ_AETH_ACK &&
+	    !req->nak_past) {
+		req->nak_past = true;
+		req->nak_past_psn = pkt->psn;
+		req->nak_past_syndrome = pkt->syndrome;
+	}
+	if (w->opcode == IB_WR_RDMA_READ && !req->read_gap &&
+	    pkt->opcode != IB_OPCODE_RC_ACKNOWLEDGE &&
+	    pkt->opcode != IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE) {
 		req->read_gap = true;
 		krwq_wire_read_rest(qp, w, out);
 	}
@@ -271,6 +284,39 @@ static bool krwq_wire_nak(struct krwq_qp *qp, const struct krwq_wire_pkt *pkt,
 		*status = IB_WC_REM_OP_ERR;
 		return true;
 	}
+}
+
+/*
+ * The head is done, and a NAK or RNR NAK came past it (nak_past): once
+ * the WQEs before its PSN are complete, the WQE it names takes it, as if
+ * it came now (a sequence error sends it again, an RNR NAK waits, any
+ * other NAK fails it), unless it is still past a READ or atomic head.
+ */
+static void krwq_wire_nak_past(struct krwq_qp *qp)
+{
+	struct krwq_wire_req *req = &qp->wire_req;
+	struct krwq_wire_pkt pkt = {
+		.opcode = IB_OPCODE_RC_ACKNOWLEDGE,
+		.psn = req->nak_past_psn,
+		.syndrome = req->nak_past_syndrome,
+	};
+	enum ib_wc_status status;
+	struct krwq_swqe *w;
+	bool failed;
+
+	krwq_wire_ack_ahead(qp, pkt.psn, false);
+	if (qp->state == IB_QPS_ERR)
+		return;
+	w = krwq_sq_entry(qp, qp->sq_tail);
+	if (krwq_psn_diff(pkt.psn, req->last_psn) > 0)
+		return;
+	req->nak_past = false;
+	if ((pkt.syndrome & KRWQ_AETH_TYPE_MASK) == KRWQ_AETH_RNR_NAK)
+		failed = krwq_wire_rnr_nak(qp, &pkt, &status);
+	else
+		failed = krwq_wire_nak(qp, &pkt, &status);
+	if (failed)
+		krwq_wire_done(qp, w, status);
 }
 
 /*

@@ -417,6 +417,11 @@ enum krwq_wire_await {
  *              atomic whose own answer had not come: it completes what
  *              it covers once the head is done (krwq_wire_past_head()).
  * @acked_past_psn: see @acked_past.
+ * @nak_past: likewise the first NAK or RNR NAK past such a head, of
+ *            @nak_past_psn with AETH @nak_past_syndrome: it is taken once
+ *            the head is done, by the WQE it names.
+ * @nak_past_psn: see @nak_past.
+ * @nak_past_syndrome: see @nak_past.
  * @ahead_blocked: the WQE behind those did not check out: none goes ahead
  *                 until the requester goes back (krwq_wire_go_back()) or
  *                 is idle; that WQE then fails in its turn as the head.
@@ -438,6 +443,9 @@ struct krwq_wire_req {
 	u32 rd_atomic_ahead;
 	bool acked_past;
 	u32 acked_past_psn;
+	bool nak_past;
+	u32 nak_past_psn;
+	u8 nak_past_syndrome;
 	bool ahead_blocked;
 };
 
@@ -450,6 +458,7 @@ static inline void krwq_wire_go_back(struct krwq_wire_req *req)
 	req->ahead = 0;
 	req->rd_atomic_ahead = 0;
 	req->acked_past = false;
+	req->nak_past = false;
 	req->ahead_blocked = false;
 }
 
