@@ -188,6 +188,12 @@ static int krwq_wire_send_msg(struct krwq_qp *sqp, struct krwq_swqe *w,
 
 		if (sqp->run->section + n > KRWQ_IRQOFF_BYTES &&
 		    krwq_run_can_unlock(sqp)) {
+			/*
+			 * not while a caller sends an earlier run's packets
+			 * (krwq_sq_xmit()): these would pass them
+			 */
+			bool now = class == IB_OPCODE_UC && !sqp->wire_tx_busy;
+
 			krwq_run_unlock(sqp);
 			/*
 			 * UC's packets built so far go out meanwhile; RC's
@@ -195,7 +201,7 @@ static int krwq_wire_send_msg(struct krwq_qp *sqp, struct krwq_swqe *w,
 			 * them (an RNR or sequence NAK) would find nothing
 			 * waiting for it yet
 			 */
-			if (class == IB_OPCODE_UC)
+			if (now)
 				krwq_tx_xmit(sqp->dev, sqp->run->tx,
 					     *sqp->run->flags);
 			krwq_run_relock(sqp);
