@@ -704,6 +704,22 @@ static void rw_window_rnr_goes_back(struct kunit *t)
 }
 
 /*
+ * The four responses, of RW_MTU bytes each, of a READ of RW_LEN bytes
+ * whose request had PSN @psn: @fill, plus the response's index.
+ */
+static void rw_read_resps(struct kunit *t, struct krwq_qp *qp, u32 psn,
+			  u8 fill)
+{
+	u32 i;
+
+	for (i = 0; i < 4; i++)
+		rw_read_resp(t, qp, i == 0 ? IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST :
+			     i == 3 ? IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
+			     IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE,
+			     psn + i, RW_MTU, fill + i);
+}
+
+/*
  * An RDMA READ of RW_LEN bytes into v->buf (four responses), wr_id @id,
  * from the peer's @va.
  */
@@ -743,7 +759,6 @@ static void rw_window_read_behind_send(struct kunit *t)
 	const struct ib_send_wr *bad;
 	u64 before = rw_packets(v);
 	struct ib_wc wc;
-	u32 i;
 
 	rd.wr.next = &s2;
 	KUNIT_ASSERT_EQ(t, ib_post_send(v->qp, &s1, &bad), 0);
@@ -752,11 +767,7 @@ static void rw_window_read_behind_send(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, qp->wire_req.rd_atomic_ahead, 1);
 	KUNIT_EXPECT_EQ(t, qp->wire_psn, RW_SQ_PSN + 12);
 
-	for (i = 0; i < 4; i++)
-		rw_read_resp(t, qp, i == 0 ? IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST :
-			     i == 3 ? IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
-			     IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE,
-			     RW_SQ_PSN + 4 + i, RW_MTU, 'a' + i);
+	rw_read_resps(t, qp, RW_SQ_PSN + 4, 'a');
 	KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
 	KUNIT_EXPECT_EQ(t, wc.wr_id, 7);
 	KUNIT_EXPECT_EQ(t, wc.opcode, IB_WC_SEND);
@@ -805,11 +816,7 @@ static void rw_window_reads_within_depth(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 2);
 	KUNIT_EXPECT_EQ(t, qp->wire_req.ahead, 1);
 
-	for (i = 0; i < 4; i++)
-		rw_read_resp(t, qp, i == 0 ? IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST :
-			     i == 3 ? IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
-			     IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE,
-			     RW_SQ_PSN + i, RW_MTU, 'a');
+	rw_read_resps(t, qp, RW_SQ_PSN, 'a');
 	flush_work(&qp->send_work);	/* room: the third goes */
 	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 3);
 	KUNIT_EXPECT_EQ(t, qp->wire_req.first_psn, RW_SQ_PSN + 4);
@@ -840,7 +847,6 @@ static void rw_window_ack_past_read(struct kunit *t)
 	const struct ib_send_wr *bad;
 	u64 before = rw_packets(v);
 	struct ib_wc wc;
-	u32 i;
 
 	rd.wr.next = &s1;
 	KUNIT_ASSERT_EQ(t, ib_post_send(v->qp, &rd.wr, &bad), 0);
@@ -853,11 +859,7 @@ static void rw_window_ack_past_read(struct kunit *t)
 	KUNIT_EXPECT_TRUE(t, qp->wire_req.acked_past);
 	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 1 + 4);
 
-	for (i = 0; i < 4; i++)
-		rw_read_resp(t, qp, i == 0 ? IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST :
-			     i == 3 ? IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
-			     IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE,
-			     RW_SQ_PSN + i, RW_MTU, 'x');
+	rw_read_resps(t, qp, RW_SQ_PSN, 'x');
 	KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
 	KUNIT_EXPECT_EQ(t, wc.wr_id, 7);
 	KUNIT_EXPECT_EQ(t, wc.opcode, IB_WC_RDMA_READ);
@@ -888,7 +890,6 @@ static void rw_window_nak_past_read(struct kunit *t)
 	};
 	const struct ib_send_wr *bad;
 	struct ib_wc wc;
-	u32 i;
 
 	rd.wr.next = &s1;
 	KUNIT_ASSERT_EQ(t, ib_post_send(v->qp, &rd.wr, &bad), 0);
@@ -897,11 +898,7 @@ static void rw_window_nak_past_read(struct kunit *t)
 	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 0);
 	KUNIT_EXPECT_TRUE(t, qp->wire_req.nak_past);
 
-	for (i = 0; i < 4; i++)
-		rw_read_resp(t, qp, i == 0 ? IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST :
-			     i == 3 ? IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST :
-			     IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE,
-			     RW_SQ_PSN + i, RW_MTU, 'y');
+	rw_read_resps(t, qp, RW_SQ_PSN, 'y');
 	KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
 	KUNIT_EXPECT_EQ(t, wc.wr_id, 7);
 	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
