@@ -22,6 +22,7 @@
 #include <linux/inet.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
@@ -995,6 +996,128 @@ static void rw_packets_leave_in_order(struct kunit *t)
 	KUNIT_EXPECT_TRUE(t, skb_queue_empty(&qp->wire_txq));
 }
 
+static int rw_vbuf_init(struct kunit_resource *res, void *len)
+{
+	res->data = vzalloc((uintptr_t)len);
+	return res->data ? 0 : -ENOMEM;
+}
+
+static void rw_vbuf_free(struct kunit_resource *res)
+{
+	vfree(res->data);
+}
+
+/*
+ * A buffer of @len bytes, zeroed, freed after the case's exit has
+ * destroyed the QP that may still read it.
+ */
+static void *rw_vbuf(struct kunit *t, size_t len)
+{
+	return kunit_alloc_resource(t, rw_vbuf_init, rw_vbuf_free, GFP_KERNEL,
+				    (void *)(uintptr_t)len);
+}
+
+/* The PSN in the BTH of a packet built and not yet sent. */
+static u32 rw_unsent_psn(const struct sk_buff *skb)
+{
+	const struct krwq_bth *bth = (const void *)skb->data;
+
+	return be32_to_cpu(bth->apsn) & KRWQ_PSN_MASK;
+}
+
+/*
+ * One call sends at most KRWQ_SQ_XMIT_BUDGET packets, and the QP's
+ * send_work sends the rest, in order: a poster whose queue the other CPU
+ * keeps filling returns.  The test posts one SEND of
+ * KRWQ_SQ_XMIT_BUDGET + 44 packets with preemption off, so that the work
+ * item, queued on this CPU, cannot run before the queue is looked at: the
+ * last 44 packets wait there.  Without the bound, the poster sends them
+ * all.
+ */
+static void rw_xmit_budget_hands_off(struct kunit *t)
+{
+	const u32 extra = 44, total = KRWQ_SQ_XMIT_BUDGET + extra;
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+	u8 *payload = rw_vbuf(t, total * RW_MTU);
+	struct ib_sge sge = {
+		.addr = (uintptr_t)payload, .length = total * RW_MTU,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_id = 7, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND,
+	};
+	const struct ib_send_wr *bad;
+	u64 before = rw_packets(v);
+	u32 left, first_left = 0;
+	unsigned long flags;
+	bool handed_off;
+	int ret;
+
+	KUNIT_ASSERT_NOT_NULL(t, payload);
+	/* nothing here may sleep: rw_packets() does, so it waits */
+	preempt_disable();
+	ret = ib_post_send(v->qp, &wr, &bad);
+	spin_lock_irqsave(&qp->s_lock, flags);
+	left = skb_queue_len(&qp->wire_txq);
+	if (left)
+		first_left = rw_unsent_psn(skb_peek(&qp->wire_txq));
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	handed_off = work_pending(&qp->send_work);
+	preempt_enable();
+	KUNIT_ASSERT_EQ(t, ret, 0);
+	KUNIT_EXPECT_EQ(t, left, extra);
+	KUNIT_EXPECT_EQ(t, first_left, RW_SQ_PSN + KRWQ_SQ_XMIT_BUDGET);
+	KUNIT_EXPECT_TRUE(t, handed_off);
+
+	flush_work(&qp->send_work);
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + total);
+	KUNIT_EXPECT_TRUE(t, skb_queue_empty(&qp->wire_txq));
+	KUNIT_EXPECT_FALSE(t, qp->wire_tx_busy);
+}
+
+/*
+ * A post with interrupts off leaves its packets in the QP's queue for
+ * send_work, which sends them in turn.  Left to the device's tx_work
+ * instead, as they were, they could be passed by the packets of a later
+ * post with interrupts on, sent at once.
+ */
+static void rw_irqs_off_post_leaves_to_send_work(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->buf, .length = RW_LEN,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_id = 7, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND,
+	};
+	const struct ib_send_wr *bad;
+	u64 before = rw_packets(v);
+	unsigned long flags;
+	bool handed_off;
+	u32 left;
+	int ret;
+
+	local_irq_save(flags);
+	ret = ib_post_send(v->qp, &wr, &bad);
+	spin_lock(&qp->s_lock);
+	left = skb_queue_len(&qp->wire_txq);
+	spin_unlock(&qp->s_lock);
+	handed_off = work_pending(&qp->send_work);
+	local_irq_restore(flags);
+	KUNIT_ASSERT_EQ(t, ret, 0);
+	KUNIT_EXPECT_EQ(t, left, 4);
+	KUNIT_EXPECT_TRUE(t, handed_off);
+
+	flush_work(&qp->send_work);
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 4);
+	KUNIT_EXPECT_TRUE(t, skb_queue_empty(&qp->wire_txq));
+}
+
 /*
  * An ACK of all three SENDs comes while a run holds the send queue and
  * has let s_lock go, as a run sending behind the head does every
@@ -1291,6 +1414,8 @@ static struct kunit_case krwq_rc_req_cases[] = {
 	KUNIT_CASE(rw_window_nak_past_read),
 	KUNIT_CASE(rw_read_resp_leaves_run_regions),
 	KUNIT_CASE(rw_packets_leave_in_order),
+	KUNIT_CASE(rw_xmit_budget_hands_off),
+	KUNIT_CASE(rw_irqs_off_post_leaves_to_send_work),
 	KUNIT_CASE(rw_window_ack_during_run),
 	{}
 };

@@ -374,6 +374,15 @@ enum krwq_wire_await {
  */
 #define KRWQ_WIRE_WINDOW_PSNS	128
 
+/*
+ * The most wire packets one call of req.c's krwq_sq_xmit() sends; the
+ * QP's send_work sends the rest.  Twice the RC window, so that a run at
+ * the window's edge goes out whole from its own caller, and only a
+ * message longer than that, or a queue that the other CPU keeps filling,
+ * is left to the work item.
+ */
+#define KRWQ_SQ_XMIT_BUDGET	(2 * KRWQ_WIRE_WINDOW_PSNS)
+
 /**
  * struct krwq_wire_req - an RC requester's state on the wire (wire_req.c
  * builds the packets, comp.c takes the answers), under the QP's s_lock.
@@ -643,7 +652,8 @@ struct krwq_qp {
 	refcount_t users;	/* 1 while in the device table + lookups */
 	struct completion released;
 	struct timer_list sq_timer;
-	struct work_struct send_work;	/* retries, long send queues */
+	/* retries, long send queues, wire packets krwq_sq_xmit() left */
+	struct work_struct send_work;
 	struct work_struct err_work;	/* to ERR on a responder error */
 	struct delayed_work inv_work;	/* wire_rx.inv_wait, tried again */
 	bool err_pending;		/* err_work is due; under r_lock */

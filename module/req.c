@@ -15,8 +15,9 @@
  * completes the send.  Doing it in place costs no context switch and no
  * queueing, which is where a loopback's latency would otherwise go; the
  * only deferred work is the retry of an RC send that must wait
- * (sq_timer -> send_work) and a destination's move to ERR after a
- * responder-side error (its err_work).
+ * (sq_timer -> send_work), what is past one run's budget or one call's
+ * share of wire packets (send_work too), and a destination's move to ERR
+ * after a responder-side error (its err_work).
  *
  * An RC send waits for one of two reasons, each with its own counter as
  * in IB: an RNR NAK (a destination with no receive WQE; rnr_retry, the
@@ -515,12 +516,32 @@ static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags,
 }
 
 /*
+ * Moves the first @max packets of @qp's wire_txq (or all, when fewer) to
+ * @tx and returns how many it moved.  The caller holds s_lock.
+ */
+static u32 krwq_sq_take_tx(struct krwq_qp *qp, struct sk_buff_head *tx,
+			   u32 max)
+{
+	struct sk_buff *skb;
+	u32 n = 0;
+
+	while (n < max && (skb = __skb_dequeue(&qp->wire_txq))) {
+		__skb_queue_tail(tx, skb);
+		n++;
+	}
+	return n;
+}
+
+/*
  * Sends the packets a run of @qp's send queue built (@tx), in the order
  * runs built them: they join the QP's wire_txq, and unless another caller
- * is sending that, this one sends it until it is empty, letting s_lock go
- * meanwhile.  Two runs back to back (a post here, send_work on the other
- * CPU) would otherwise race to the IP stack, the later PSNs could leave
- * first, and the responder would take the earlier ones for lost.
+ * is sending that, this one sends it, letting s_lock go meanwhile.  Two
+ * runs back to back (a post here, send_work on the other CPU) would
+ * otherwise race to the IP stack, the later PSNs could leave first, and
+ * the responder would take the earlier ones for lost.  One call sends at
+ * most KRWQ_SQ_XMIT_BUDGET packets and leaves the rest to send_work, which
+ * ends in this function too: a poster whose queue the other CPU keeps
+ * filling returns.  A caller with interrupts off leaves them all to it.
  * The caller holds s_lock, taken with spin_lock_irqsave(&qp->s_lock,
  * @flags); it is released on return.
  */
@@ -528,19 +549,33 @@ static void krwq_sq_xmit(struct krwq_qp *qp, struct sk_buff_head *tx,
 			 unsigned long flags)
 	__releases(&qp->s_lock)
 {
+	u32 sent = 0;
+
 	skb_queue_splice_tail_init(tx, &qp->wire_txq);
-	if (qp->wire_tx_busy || skb_queue_empty(&qp->wire_txq)) {
-		spin_unlock_irqrestore(&qp->s_lock, flags);
-		return;
+	if (qp->wire_tx_busy || skb_queue_empty(&qp->wire_txq))
+		goto out;
+	/*
+	 * With interrupts off they could not go out now (krwq_tx_xmit()
+	 * would leave them to the device's tx_work, which a later caller
+	 * with interrupts on would pass): send_work sends them, in turn.
+	 */
+	if (irqs_disabled_flags(flags)) {
+		queue_work(krwq_wq, &qp->send_work);
+		goto out;
 	}
 	qp->wire_tx_busy = true;
-	do {
-		skb_queue_splice_init(&qp->wire_txq, tx);
+	while (!skb_queue_empty(&qp->wire_txq)) {
+		if (sent == KRWQ_SQ_XMIT_BUDGET) {
+			queue_work(krwq_wq, &qp->send_work);
+			break;
+		}
+		sent += krwq_sq_take_tx(qp, tx, KRWQ_SQ_XMIT_BUDGET - sent);
 		spin_unlock_irqrestore(&qp->s_lock, flags);
 		krwq_tx_xmit(qp->dev, tx, flags);
 		spin_lock_irqsave(&qp->s_lock, flags);
-	} while (!skb_queue_empty(&qp->wire_txq));
+	}
 	qp->wire_tx_busy = false;
+out:
 	spin_unlock_irqrestore(&qp->s_lock, flags);
 }
 
@@ -570,7 +605,8 @@ void krwq_sq_timer(struct timer_list *t)
 
 /**
  * krwq_send_work() - carry on with a send queue: after an RNR wait or an
- * ACK timeout, or when one run's budget was spent.
+ * ACK timeout, when one run's budget was spent, or when wire packets were
+ * left to it (krwq_sq_xmit()).
  * @work: qp->send_work.
  */
 void krwq_send_work(struct work_struct *work)

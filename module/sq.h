@@ -2,8 +2,9 @@
 /*
  * sq.h - the send queue's slots and its ends (sq.c), which the requester
  * (req.c), the completer (comp.c) and the QP's state machine (qp.c)
- * share: a send WQE's completion, the flush, the move to ERR, and the
- * waits the requester and the completer arm on sq_timer.
+ * share: a send WQE's completion, the flush, the move to ERR, the waits
+ * the requester and the completer arm on sq_timer, and whether the QP's
+ * wire packets are all out.
  */
 #ifndef KRWQ_SQ_H
 #define KRWQ_SQ_H
@@ -35,6 +36,17 @@ static inline u32 krwq_sq_ahead(struct krwq_qp *qp)
 
 	/* fewer WQEs are ahead than the ring has slots */
 	return idx >= qp->sq_slots ? idx - qp->sq_slots : idx;
+}
+
+/*
+ * Whether none of @qp's wire packets is waiting in wire_txq or on its way
+ * out through a caller of req.c's krwq_sq_xmit(): a packet sent now would
+ * pass none of them.  Under s_lock.
+ */
+static inline bool krwq_sq_tx_idle(struct krwq_qp *qp)
+{
+	lockdep_assert_held(&qp->s_lock);
+	return !qp->wire_tx_busy && skb_queue_empty(&qp->wire_txq);
 }
 
 void krwq_sq_complete(struct krwq_qp *qp, struct krwq_swqe *w,

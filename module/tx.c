@@ -10,7 +10,10 @@
  *    routed out of the device's bound netdev, wrapped in UDP (checksum 0,
  *    as RoCEv2 senders do: the ICRC covers the packet) and IPv4 or IPv6,
  *    given its ICRC and handed to the IP stack.  A caller that had
- *    interrupts off leaves the packets to the device's tx_work.
+ *    interrupts off leaves the packets to the device's tx_work.  A run
+ *    of a send queue does not come here directly: its packets go through
+ *    the QP's wire_txq (req.c's krwq_sq_xmit()), in the order runs built
+ *    them, and with interrupts off through the QP's send_work.
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -309,8 +312,8 @@ void krwq_tx_xmit(struct krwq_dev *dev, struct sk_buff_head *tx,
 }
 
 /**
- * krwq_tx_work() - send what a run left because its caller had
- * interrupts off.
+ * krwq_tx_work() - send what a caller with interrupts off left: the
+ * responder's answers, and a READ's request for its rest.
  * @work: dev->tx_work.
  */
 void krwq_tx_work(struct work_struct *work)

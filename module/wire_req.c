@@ -52,7 +52,7 @@ static int krwq_wire_packet(struct krwq_qp *sqp, struct krwq_wire_pkt *pkt,
 
 /**
  * krwq_wire_send_ud() - put a UD send WQE on the wire: one packet, queued
- * on the run's list for krwq_tx_xmit(), which routes it.
+ * on the run's list, which the run's caller sends (req.c).
  * @sqp: the sender; the caller holds its s_lock, in a run (sqp->run).
  * @w: the WQE, whose route krwq_wire_reaches().
  *
@@ -188,11 +188,9 @@ static int krwq_wire_send_msg(struct krwq_qp *sqp, struct krwq_swqe *w,
 
 		if (sqp->run->section + n > KRWQ_IRQOFF_BYTES &&
 		    krwq_run_can_unlock(sqp)) {
-			/*
-			 * not while a caller sends an earlier run's packets
-			 * (krwq_sq_xmit()): these would pass them
-			 */
-			bool now = class == IB_OPCODE_UC && !sqp->wire_tx_busy;
+			/* not while earlier runs' packets wait or go out */
+			bool now = class == IB_OPCODE_UC &&
+				   krwq_sq_tx_idle(sqp);
 
 			krwq_run_unlock(sqp);
 			/*
@@ -221,13 +219,14 @@ static int krwq_wire_send_msg(struct krwq_qp *sqp, struct krwq_swqe *w,
 /**
  * krwq_wire_send_uc() - put a UC send WQE on the wire: its message cut
  * into packets of the path MTU (the port's, if smaller), each with the
- * next PSN, queued on the run's list for krwq_tx_xmit().
+ * next PSN, queued on the run's list, which the run's caller sends.
  * @sqp: the sender; the caller holds its s_lock, in a run (sqp->run).
  * @w: the WQE, a SEND, SEND with immediate, or RDMA WRITE with or without
  *     immediate; the QP's route krwq_wire_reaches().
  *
  * A long message lets interrupts in between packets, and the packets
- * queued so far go out then (krwq_run_unlock()).  UC has no
+ * queued so far go out then (krwq_run_unlock()), unless earlier runs'
+ * packets still wait to go (krwq_sq_tx_idle()).  UC has no
  * acknowledgments: a packet that cannot be sent is counted in
  * wire_tx_dropped, the rest of its message is not sent, and the receiver
  * drops the message; the sender is not told, as on a network.
