@@ -1119,6 +1119,45 @@ static void rw_irqs_off_post_leaves_to_send_work(struct kunit *t)
 }
 
 /*
+ * A move to RESET drops the QP's packets still waiting to go out (here
+ * behind another caller's, which the test plays): they belong to the
+ * connection that was, and would still reach its peer after the move.
+ */
+static void rw_reset_drops_unsent(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->buf, .length = RW_LEN,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_id = 7, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND,
+	};
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
+	const struct ib_send_wr *bad;
+	u64 before = rw_packets(v);
+	unsigned long flags;
+	u32 queued;
+
+	spin_lock_irqsave(&qp->s_lock, flags);
+	qp->wire_tx_busy = true;
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	KUNIT_ASSERT_EQ(t, ib_post_send(v->qp, &wr, &bad), 0);
+	spin_lock_irqsave(&qp->s_lock, flags);
+	queued = skb_queue_len(&qp->wire_txq);
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	KUNIT_EXPECT_EQ(t, ib_modify_qp(v->qp, &attr, IB_QP_STATE), 0);
+	spin_lock_irqsave(&qp->s_lock, flags);
+	qp->wire_tx_busy = false;
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	KUNIT_EXPECT_EQ(t, queued, 4);
+	KUNIT_EXPECT_TRUE(t, skb_queue_empty(&qp->wire_txq));
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before);
+}
+
+/*
  * An ACK of all three SENDs comes while a run holds the send queue and
  * has let s_lock go, as a run sending behind the head does every
  * KRWQ_IRQOFF_BYTES (the test plays that run, as in
@@ -1416,6 +1455,7 @@ static struct kunit_case krwq_rc_req_cases[] = {
 	KUNIT_CASE(rw_packets_leave_in_order),
 	KUNIT_CASE(rw_xmit_budget_hands_off),
 	KUNIT_CASE(rw_irqs_off_post_leaves_to_send_work),
+	KUNIT_CASE(rw_reset_drops_unsent),
 	KUNIT_CASE(rw_window_ack_during_run),
 	{}
 };

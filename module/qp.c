@@ -152,6 +152,8 @@ static void krwq_qp_set_state_locked(struct krwq_qp *qp,
 		qp->ack_tries = 0;
 		qp->sq_inv_counted = false;
 		krwq_wire_req_idle(&qp->wire_req);
+		/* not yet sent: they would reach the old peer after the move */
+		__skb_queue_purge(&qp->wire_txq);
 		atomic_set(&qp->comm_est_sent, 0);
 	}
 	/* the receive ring takes posts and deliveries as the table says */

@@ -477,6 +477,7 @@ for c in req:rw_late_ack_after_nak req:rw_late_ack_in_rnr_wait req:rw_ack_during
 	req:rw_window_nak_past_read \
 	req:rw_read_resp_leaves_run_regions req:rw_packets_leave_in_order \
 	req:rw_xmit_budget_hands_off req:rw_irqs_off_post_leaves_to_send_work \
+	req:rw_reset_drops_unsent \
 	req:rw_window_ack_during_run \
 	resp:rr_duplicate_send_once resp:rr_out_of_sequence_naks_once \
 	resp:rr_duplicate_atomic_replayed resp:rr_duplicate_read_read_again \
