@@ -871,6 +871,45 @@ def wire_rows(path):
     return rows + wire_delay_rows(runs), errors
 
 
+HOSTS = [  # metric, name
+    ("randread_4k_qd1_iops", "NVMe-oF 4 KiB random read, iodepth 1"),
+    ("randread_4k_qd32_iops", "NVMe-oF 4 KiB random read, iodepth 32"),
+]
+HOSTS_PAIRS = {"kk": "krwq to krwq", "rk": "rxe host to krwq target",
+               "kr": "krwq host to rxe target"}
+
+
+def hosts_rows(path):
+    """NVMe-oF between two VMs of Debian's kernel (hosts.sh bench-drive):
+    B's nvme-rdma against A's nvmet-rdma over a link between the VMs, one
+    CPU each, for each pair of devices in turn.  krwq to krwq against rxe
+    to rxe, goal 2x; the mixed pairs against rxe to rxe, without one."""
+    runs, errors = {}, []
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = re.match(r"^BENCH hosts (\w+) (kk|rk|rr|kr) ([0-9.eE+-]+)\s*$", line)
+            if m:
+                runs.setdefault((m[1], m[2]), []).append(float(m[3]))
+            elif line.startswith("BENCH-ERROR"):
+                errors.append(line.strip())
+    rows = []
+    peer = "rxe to rxe between the same two VMs (same boots)"
+    for metric, name in HOSTS:
+        avg = {p: mean(runs[(metric, p)]) for p in ("kk", "rk", "rr", "kr")
+               if runs.get((metric, p))}
+        if "rr" not in avg:
+            continue
+        note = ("Debian's kernel, one CPU per VM; " +
+                "; ".join(f"{p}: {fmt(v)}" for p, v in avg.items()))
+        for p, who in HOSTS_PAIRS.items():
+            if p not in avg:
+                continue
+            goal, test = goal_of("higher", 2) if p == "kk" else (None, None)
+            rows.append(row(f"wire: {name}, {who}, two VMs", "IOPS", "higher",
+                            avg[p], peer, avg["rr"], goal, test, note=note))
+    return rows, [f"{path}: {e}" for e in errors]
+
+
 def fmt(v):
     if v is None:
         return "-"
@@ -1143,6 +1182,7 @@ def main():
     ap.add_argument("--krwq-functions", help="krwq's functions and their object files")
     ap.add_argument("--ulp-png", help="the stacked bars of the ULP profile's layers")
     ap.add_argument("--wire", help="console output of scripts/guest/wire-bench.sh")
+    ap.add_argument("--hosts", help="host B's output of scripts/guest/hosts.sh bench-drive")
     ap.add_argument("--json", required=True)
     ap.add_argument("--md", required=True)
     ap.add_argument("--png")
@@ -1175,6 +1215,10 @@ def main():
     if a.wire:
         wire, errs = wire_rows(a.wire)
         rows += wire
+        errors += errs
+    if a.hosts:
+        hosts, errs = hosts_rows(a.hosts)
+        rows += hosts
         errors += errs
     with open(a.json, "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=1)

@@ -22,7 +22,17 @@
 #                    NVMe-oF (16 MiB verified) through netem's 3% loss,
 #                    1% duplication, 25% reordering and 0.5% corruption
 #                    on both ends of the link, one at a time
-# Each prints TAP and ends with "N passed, N failed".
+#   hosts.sh bench-serve   host A for `scripts/bench --only hosts`: as
+#                    serve, and at the end whichever device serves then
+#                    is taken down
+#   hosts.sh bench-drive   host B: NVMe-oF 4 KiB random reads at iodepth 1
+#                    and 32 (bench_fio) from B's nvme-rdma to A's target,
+#                    for each pair of devices in turn: krwqb to krwqa
+#                    (kk), rxeb to krwqa (rk), then, A's target moved to
+#                    rxea (swap-to-rxe), rxeb to rxea (rr) and krwqb to
+#                    rxea (kr)
+# Each prints TAP and ends with "N passed, N failed"; bench-drive prints
+# its figures as "BENCH hosts METRIC PAIR VALUE" lines too.
 #
 # The requests: B sends one line to A's TCP port 7000 (busybox nc; A runs
 # one `hosts.sh request` per connection) and reads the answer:
@@ -141,7 +151,9 @@ request() {
 	esac
 }
 
-serve() {
+# serve_until_done: krwqa and the target on it up, B's requests served
+# until B says "done"
+serve_until_done() {
 	link_up $a4 $a6
 	link_add krwq krwqa eth0
 	modules_up 0
@@ -156,6 +168,10 @@ serve() {
 	wait_for 1500 test -e $done_flag
 	report $? "host B said done"
 	kill $nc_pid 2> /dev/null
+}
+
+serve() {
+	serve_until_done
 	# its ICRC errors are B's to judge: B's faults corrupt packets
 	c_tx=$(stat_of krwqa wire_tx_packets) c_rx=$(stat_of krwqa wire_rx_packets)
 	c_bad=$(stat_of krwqa wire_icrc_errors)
@@ -164,6 +180,32 @@ serve() {
 	target_down "$nqn"
 	modules_down
 	check "rdma link delete krwqa" 60 rdma link delete krwqa
+	tap_summary
+}
+
+bench_serve() {
+	serve_until_done
+	target_down "$nqn"
+	modules_down
+	for d in krwqa rxea; do
+		[ ! -e "/sys/class/infiniband/$d" ] ||
+			check "rdma link delete $d" 60 rdma link delete $d
+	done
+	tap_summary
+}
+
+# swap_to_rxe: at B's request, A's target moves from krwqa to rxea, and
+# krwq.ko goes (rxe binds RoCEv2's UDP port when it loads)
+swap_to_rxe() {
+	target_down "$nqn"
+	modules_down
+	check "rdma link delete krwqa" 60 rdma link delete krwqa
+	check "rmmod krwq" 60 rmmod krwq
+	timeout 60 modprobe crc32_generic 2> /dev/null
+	check "modprobe rdma_rxe" 60 modprobe rdma_rxe
+	link_add rxe rxea eth0
+	modules_up 0
+	target_up "$nqn" $a4
 	tap_summary
 }
 
@@ -397,11 +439,94 @@ drive() {
 	tap_summary
 }
 
+# --- the bench, host B
+
+# fio's measured seconds per job, after 2 s of warm-up
+bench_secs=${BENCH_SECS:-10}
+
+# bench_fio PAIR: 4 KiB random reads on /dev/$ns at iodepth 1 and 32;
+# one "BENCH hosts METRIC PAIR IOPS" line per job (fio's terse output,
+# whose eighth field is the read IOPS), or a BENCH-ERROR line
+bench_fio() {
+	for qd in 1 32; do
+		timeout 120 fio --name=bench --filename="/dev/$ns" --ioengine=libaio \
+			--direct=1 --rw=randread --bs=4k --iodepth=$qd --time_based \
+			--runtime="$bench_secs" --ramp_time=2 --output-format=terse \
+			> /tmp/hosts-fio.log 2>&1
+		bf_iops=$(grep -m 1 '^3;' /tmp/hosts-fio.log | cut -d';' -f8)
+		case $bf_iops in
+		'' | *[!0-9.]*)
+			echo "BENCH-ERROR fio at iodepth $qd, pair $1"
+			tail -n 10 /tmp/hosts-fio.log | sed 's/^/# /' ;;
+		*) echo "BENCH hosts randread_4k_qd${qd}_iops $1 $bf_iops" ;;
+		esac
+	done
+}
+
+# bench_pair PAIR: this host's nvme-rdma, on the device it has now,
+# against A's target: connected, bench_fio, disconnected
+bench_pair() {
+	if connect "$nqn" $a4; then
+		bench_fio "$1"
+		disconnect "$nqn"
+	fi
+	# what the pair cost each end, for the reader of the log
+	for bp_dev in /sys/class/infiniband/*; do
+		rdma statistic show link "${bp_dev##*/}/1" 2>&1 | sed "s/^/# $1 B: /"
+	done
+	ask run 30 sh -c 'rdma statistic show link' | sed "s/^/# $1 A: /"
+	ping -c 3 -q $a4 2>&1 | tail -n 1 | sed "s/^/# $1 ping: /"
+}
+
+# to_rxe DEV / to_krwq DEV: this host's device, krwq's DEV or rxe's,
+# deleted and its module unloaded; the other's loaded and added on eth0
+to_rxe() {
+	check "rdma link delete $1" 60 rdma link delete "$1"
+	check "rmmod krwq" 60 rmmod krwq
+	timeout 60 modprobe crc32_generic 2> /dev/null
+	check "modprobe rdma_rxe" 60 modprobe rdma_rxe
+	link_add rxe rxeb eth0
+}
+to_krwq() {
+	check "rdma link delete $1" 60 rdma link delete "$1"
+	# modprobe -r's status covers the dependencies it then tries to
+	# drop, which krwq needs: what counts is that rdma_rxe is gone
+	timeout 60 modprobe -r rdma_rxe > $log 2>&1
+	! loaded rdma_rxe
+	report $? "modprobe -r rdma_rxe: gone"
+	check "insmod krwq.ko" 60 sh -c ". /krwq/lib/module.sh && insmod_deps /krwq/krwq.ko"
+	link_add krwq krwqb eth0
+}
+
+bench_drive() {
+	link_up $b4 $b6
+	wait_for 300 a_answers
+	report $? "host A answers on $a4:$rport"
+	check "modprobe nvme-rdma" 60 modprobe nvme-rdma
+	link_add krwq krwqb eth0
+	bench_pair kk
+	to_rxe krwqb
+	bench_pair rk
+	ask run 600 sh /krwq/add/hosts.sh swap-to-rxe > $log
+	[ "$(sed -n '1s/^status //p' $log)" = 0 ]
+	report $? "A's target moved from krwqa to rxea" "$(cat $log)"
+	bench_pair rr
+	to_krwq rxeb
+	bench_pair kr
+	check "rdma link delete krwqb" 60 rdma link delete krwqb
+	timeout 60 modprobe -r nvme-rdma > $log 2>&1
+	ask "done" > /dev/null
+	tap_summary
+}
+
 case ${1:-} in
 serve) serve ;;
 drive) drive ;;
+bench-serve) bench_serve ;;
+bench-drive) bench_drive ;;
 request) request ;;
 # A, at B's request: the host against B's target
 nvme-host) nvme_host "$2" "$3"; tap_summary ;;
-*) echo "usage: hosts.sh serve|drive" >&2; exit 2 ;;
+swap-to-rxe) swap_to_rxe ;;
+*) echo "usage: hosts.sh serve|drive|bench-serve|bench-drive" >&2; exit 2 ;;
 esac
