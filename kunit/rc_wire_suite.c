@@ -788,6 +788,149 @@ static void rw_window_read_behind_send(struct kunit *t)
 }
 
 /*
+ * A SEND, a LOCAL_INV and a SEND go out together: the LOCAL_INV is
+ * executed at once, ahead of the first SEND's answer, as a RoCE NIC does,
+ * and the second SEND goes behind it.  The ACK of the second SEND's last
+ * PSN completes all three, in order.  Before, a local WQE waited for
+ * every answer before it, so a ULP that registers a region for each I/O
+ * (NVMe-oF's host) had one I/O in flight on the wire at any depth.  The
+ * LOCAL_INV's slot is left marked as executed by an earlier WQE, as a
+ * reused slot is: once, that skipped a REG_MR, and the peer's WRITEs into
+ * the region it should have registered were refused.
+ */
+static void rw_window_local_goes_ahead(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->buf, .length = RW_LEN,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_send_wr s2 = {
+		.wr_id = 9, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND,
+	};
+	struct ib_send_wr inv = {
+		.wr_id = 8, .opcode = IB_WR_LOCAL_INV, .next = &s2,
+		.ex.invalidate_rkey = v->mr->rkey,
+	};
+	struct ib_send_wr s1 = {
+		.wr_id = 7, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND, .next = &inv,
+	};
+	const struct ib_send_wr *bad;
+	u64 before = rw_packets(v);
+	struct ib_wc wc;
+	u64 i;
+
+	/*
+	 * the LOCAL_INV's slot as an earlier local WQE that went ahead left
+	 * it: the new one is executed all the same
+	 */
+	krwq_sq_entry(qp, krwq_sq_next(qp, qp->sq_head))->local_done = true;
+	KUNIT_ASSERT_EQ(t, ib_post_send(v->qp, &s1, &bad), 0);
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 8);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.ahead, 2);
+	KUNIT_EXPECT_EQ(t, qp->wire_psn, RW_SQ_PSN + 8);
+	KUNIT_EXPECT_FALSE(t, READ_ONCE(to_kmr(v->mr)->valid));
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 0);
+
+	rw_answer(qp, KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
+		  RW_SQ_PSN + 7);
+	for (i = 7; i <= 9; i++) {
+		KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
+		KUNIT_EXPECT_EQ(t, wc.wr_id, i);
+		KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+		KUNIT_EXPECT_EQ(t, wc.opcode,
+				i == 8 ? IB_WC_LOCAL_INV : IB_WC_SEND);
+	}
+	KUNIT_EXPECT_EQ(t, qp->wire_req.await, KRWQ_WIRE_AWAIT_NONE);
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 8);
+}
+
+/*
+ * A fenced LOCAL_INV does not go ahead: it waits for every WQE before it
+ * (a resend of the SEND could still read through the region it ends),
+ * and is executed once the SEND's ACK has come.
+ */
+static void rw_window_fenced_local_waits(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->buf, .length = RW_LEN,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_send_wr inv = {
+		.wr_id = 8, .opcode = IB_WR_LOCAL_INV,
+		.send_flags = IB_SEND_FENCE,
+		.ex.invalidate_rkey = v->mr->rkey,
+	};
+	struct ib_send_wr s1 = {
+		.wr_id = 7, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND, .next = &inv,
+	};
+	const struct ib_send_wr *bad;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_EQ(t, ib_post_send(v->qp, &s1, &bad), 0);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.ahead, 0);
+	KUNIT_EXPECT_TRUE(t, READ_ONCE(to_kmr(v->mr)->valid));
+
+	rw_answer(qp, KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
+		  RW_SQ_PSN + 3);
+	flush_work(&qp->send_work);
+	KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 7);
+	KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 8);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_FALSE(t, READ_ONCE(to_kmr(v->mr)->valid));
+}
+
+/*
+ * A LOCAL_INV that went ahead behind an RDMA READ, the last WQE sent, is
+ * done once the READ is: the READ's last response completes both, and
+ * the requester is idle.  It awaits no answer of its own, which would
+ * never come: left as the head, it would have completed only at the
+ * local ACK timeout, a whole timeout late.
+ */
+static void rw_window_local_after_read(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->buf, .length = RW_LEN,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr rd = rw_read_wr(&sge, 8, 0x1000);
+	struct ib_send_wr inv = {
+		.wr_id = 9, .opcode = IB_WR_LOCAL_INV,
+		.ex.invalidate_rkey = v->mr->rkey,
+	};
+	const struct ib_send_wr *bad;
+	struct ib_wc wc;
+
+	rd.wr.next = &inv;
+	KUNIT_ASSERT_EQ(t, ib_post_send(v->qp, &rd.wr, &bad), 0);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.ahead, 1);
+	KUNIT_EXPECT_FALSE(t, READ_ONCE(to_kmr(v->mr)->valid));
+
+	rw_read_resps(t, qp, RW_SQ_PSN, 'a');
+	KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 8);
+	KUNIT_EXPECT_EQ(t, wc.opcode, IB_WC_RDMA_READ);
+	KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 9);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, wc.opcode, IB_WC_LOCAL_INV);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.await, KRWQ_WIRE_AWAIT_NONE);
+	KUNIT_EXPECT_EQ(t, qp->sq_tail, qp->sq_head);
+	KUNIT_EXPECT_FALSE(t, timer_pending(&qp->sq_timer));
+	KUNIT_EXPECT_EQ(t, qp->wire_psn, RW_SQ_PSN + 4);
+}
+
+/*
  * RDMA READs go ahead up to the initiator depth, max_rd_atomic, counting
  * the head's: with 2, two of three go out at once, and the third once the
  * first is done.  (Set by hand: a modify in RTS cannot change it.)
@@ -1449,6 +1592,9 @@ static struct kunit_case krwq_rc_req_cases[] = {
 	KUNIT_CASE(rw_window_rnr_goes_back),
 	KUNIT_CASE(rw_window_read_behind_send),
 	KUNIT_CASE(rw_window_reads_within_depth),
+	KUNIT_CASE(rw_window_local_goes_ahead),
+	KUNIT_CASE(rw_window_local_after_read),
+	KUNIT_CASE(rw_window_fenced_local_waits),
 	KUNIT_CASE(rw_window_ack_past_read),
 	KUNIT_CASE(rw_window_nak_past_read),
 	KUNIT_CASE(rw_read_resp_leaves_run_regions),

@@ -28,32 +28,48 @@
 #include "tx.h"
 #include "wire.h"
 
+static void krwq_wire_done(struct krwq_qp *qp, struct krwq_swqe *w,
+			   enum ib_wc_status status);
+
 /*
  * The head is answered, with a WQE sent behind it: it completes, and the
  * next is the head, awaiting its answer (a READ's from its first
- * response), with the local ACK timeout started again (progress).
+ * response), with the local ACK timeout started again (progress).  A
+ * REG_MR or LOCAL_INV that went ahead (executed then) completes as soon
+ * as it is the head: with the answer that completed the WQE before it;
+ * when it was the last sent, the requester is then idle (wire_req.await
+ * is no longer KRWQ_WIRE_AWAIT_ANSWER, which callers look at).
  */
 static void krwq_wire_next_head(struct krwq_qp *qp)
 {
 	struct krwq_wire_req *req = &qp->wire_req;
 	struct krwq_swqe *w = krwq_sq_entry(qp, qp->sq_tail);
 
-	qp->sq_tail = krwq_sq_next(qp, qp->sq_tail);
-	req->ahead--;
-	if (krwq_is_rd_atomic(krwq_sq_entry(qp, qp->sq_tail)->opcode))
-		req->rd_atomic_ahead--;
-	req->first_psn = krwq_psn_add(req->last_psn, 1);
-	req->taken_psn = req->first_psn;
-	req->last_psn = krwq_sq_entry(qp, qp->sq_tail)->wire_last_psn;
-	req->next_resp = req->first_psn;
-	req->read_off = 0;
-	req->read_gap = false;
-	req->resume = false;
-	qp->ack_tries = 0;
-	qp->rnr_tries = 0;
-	mod_timer(&qp->sq_timer,
-		  jiffies + krwq_ack_timeout_jiffies(qp->attr.timeout));
-	krwq_sq_complete(qp, w, IB_WC_SUCCESS);
+	for (;;) {
+		qp->sq_tail = krwq_sq_next(qp, qp->sq_tail);
+		req->ahead--;
+		if (krwq_is_rd_atomic(krwq_sq_entry(qp, qp->sq_tail)->opcode))
+			req->rd_atomic_ahead--;
+		req->first_psn = krwq_psn_add(req->last_psn, 1);
+		req->taken_psn = req->first_psn;
+		req->last_psn = krwq_sq_entry(qp, qp->sq_tail)->wire_last_psn;
+		req->next_resp = req->first_psn;
+		req->read_off = 0;
+		req->read_gap = false;
+		req->resume = false;
+		qp->ack_tries = 0;
+		qp->rnr_tries = 0;
+		mod_timer(&qp->sq_timer,
+			  jiffies + krwq_ack_timeout_jiffies(qp->attr.timeout));
+		krwq_sq_complete(qp, w, IB_WC_SUCCESS);
+		w = krwq_sq_entry(qp, qp->sq_tail);
+		if (!w->local_done || qp->state == IB_QPS_ERR)
+			return;
+		if (!req->ahead) {
+			krwq_wire_done(qp, w, IB_WC_SUCCESS);
+			return;
+		}
+	}
 }
 
 static void krwq_wire_ack_past(struct krwq_qp *qp);
@@ -71,6 +87,9 @@ static void krwq_wire_done(struct krwq_qp *qp, struct krwq_swqe *w,
 
 	if (status == IB_WC_SUCCESS && req->ahead) {
 		krwq_wire_next_head(qp);
+		/* idle: the last WQE sent was a local one, done */
+		if (req->await != KRWQ_WIRE_AWAIT_ANSWER)
+			return;
 		if (req->acked_past)
 			krwq_wire_ack_past(qp);
 		if (req->nak_past && req->await == KRWQ_WIRE_AWAIT_ANSWER &&
@@ -101,7 +120,9 @@ static void krwq_wire_done(struct krwq_qp *qp, struct krwq_swqe *w,
  * and WRITEs it covers that have a WQE sent behind them; the last one
  * sent is the answer's to complete or send again
  * (krwq_wire_take_answer()).  A READ or atomic is done only by its own
- * answer, so it ends the walk.  A PSN not yet sent acknowledges nothing.
+ * answer, so it ends the walk.  A REG_MR or LOCAL_INV executed behind a
+ * WQE completes with it (krwq_wire_next_head()).  A PSN not yet sent
+ * acknowledges nothing.
  * A full CQ, which moves the QP to ERR, ends it (the flush completes the
  * rest, now or at the end of a run).  Return: whether any completed.
  */
@@ -136,7 +157,7 @@ static void krwq_wire_ack_past(struct krwq_qp *qp)
 	struct krwq_swqe *w;
 
 	krwq_wire_ack_ahead(qp, psn, true);
-	if (qp->state == IB_QPS_ERR)
+	if (qp->state == IB_QPS_ERR || req->await != KRWQ_WIRE_AWAIT_ANSWER)
 		return;
 	w = krwq_sq_entry(qp, qp->sq_tail);
 	if (krwq_is_rd_atomic(w->opcode) &&
@@ -305,7 +326,7 @@ static void krwq_wire_nak_past(struct krwq_qp *qp)
 	bool failed;
 
 	krwq_wire_ack_ahead(qp, pkt.psn, false);
-	if (qp->state == IB_QPS_ERR)
+	if (qp->state == IB_QPS_ERR || req->await != KRWQ_WIRE_AWAIT_ANSWER)
 		return;
 	w = krwq_sq_entry(qp, qp->sq_tail);
 	if (krwq_psn_diff(pkt.psn, req->last_psn) > 0)
@@ -500,7 +521,8 @@ void krwq_wire_answer(struct krwq_qp *qp, const struct krwq_wire_pkt *pkt,
 	room = qp->wire_req.ahead &&
 	       krwq_wire_ack_ahead(qp, pkt->psn, through);
 	if (room) {
-		if (qp->state == IB_QPS_ERR)
+		if (qp->state == IB_QPS_ERR ||
+		    qp->wire_req.await != KRWQ_WIRE_AWAIT_ANSWER)
 			goto out;
 		w = krwq_sq_entry(qp, qp->sq_tail);
 	}

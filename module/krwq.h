@@ -389,7 +389,8 @@ enum krwq_wire_await {
  * The WQE at sq_tail (the head) goes out, and while it awaits its answer
  * the WQEs behind it follow (@ahead), within KRWQ_WIRE_WINDOW_PSNS and,
  * for RDMA READs and atomics, the QP's initiator depth (max_rd_atomic);
- * an answer completes every SEND and WRITE it covers, in order, and a
+ * an answer completes every SEND and WRITE it covers, in order (and each
+ * REG_MR or LOCAL_INV executed behind one of them, with it), and a
  * READ or atomic completes by its own answer.  A timeout, a PSN sequence
  * error NAK or an RNR NAK sends the head again and the WQEs behind it
  * after it, with the PSNs they had (go-back-N).
@@ -418,8 +419,9 @@ enum krwq_wire_await {
  * @answered: such an ACK came while a run of the send queue had let s_lock
  *            go, sending the head again: the run completes the WQE
  *            instead of sending it again.
- * @ahead: how many WQEs behind the head went out while it awaited its
- *         answer (each one's last PSN in its wire_last_psn); 0 whenever
+ * @ahead: how many WQEs behind the head went out (or, local ones, were
+ *         executed) while it awaited its answer (each one's last PSN in
+ *         its wire_last_psn); 0 whenever
  *         the requester awaits anything else.
  * @rd_atomic_ahead: how many of those are RDMA READs or atomics.
  * @acked_past: an ACK of @acked_past_psn came past the head, a READ or
@@ -431,9 +433,11 @@ enum krwq_wire_await {
  *            the head is done, by the WQE it names.
  * @nak_past_psn: see @nak_past.
  * @nak_past_syndrome: see @nak_past.
- * @ahead_blocked: the WQE behind those did not check out: none goes ahead
- *                 until the requester goes back (krwq_wire_go_back()) or
- *                 is idle; that WQE then fails in its turn as the head.
+ * @ahead_blocked: the WQE behind those did not check out (or, a local
+ *                 one, could not be executed now): none goes ahead until
+ *                 the requester goes back (krwq_wire_go_back()) or is
+ *                 idle; that WQE then fails, or is executed, in its turn
+ *                 as the head.
  */
 struct krwq_wire_req {
 	u32 first_psn;
@@ -567,7 +571,13 @@ struct krwq_swqe {
 	u32 remote_qkey;
 	struct rdma_ah_attr ah;	/* UD: a copy, so AH lifetime is moot */
 	struct krwq_route route;	/* UD: the AH's */
-	u32 wire_last_psn;	/* RC on the wire, sent ahead: its last PSN */
+	/* RC on the wire, sent ahead: its last PSN (a local WQE: the one before) */
+	u32 wire_last_psn;
+	/*
+	 * a REG_MR or LOCAL_INV executed ahead, behind a head awaiting its
+	 * answer (RC on the wire): it completes with the WQE before it
+	 */
+	bool local_done;
 	/* the SGEs; with IB_SEND_INLINE instead the payload, copied at post */
 	struct ib_sge sg_list[];
 };

@@ -202,6 +202,8 @@ static int krwq_sq_fill(struct krwq_qp *qp, const struct ib_send_wr *wr,
 	w->imm_data = wr->ex.imm_data;
 	w->num_sge = wr->num_sge;
 	w->length = total;
+	/* not the slot's earlier WQE's: this one has not been executed */
+	w->local_done = false;
 	if (inl && qp->ibqp.uobject) {
 		if (total) {
 			memcpy(w->sg_list, *staged, total);
@@ -248,23 +250,32 @@ static int krwq_sq_fill(struct krwq_qp *qp, const struct ib_send_wr *wr,
 /* --- local operations ------------------------------------------------- */
 
 /*
- * IB_WR_REG_MR and IB_WR_LOCAL_INV, in send queue order.  A LOCAL_INV
- * whose region a copy still holds (on another CPU, or on this one under
- * the interrupt that posted it) stays at the head of the queue, and is
- * tried again a tick later: waiting here, under s_lock, could wait for
- * ever.  So is a REG_MR of a region invalid but still held, which a
- * flushed LOCAL_INV can leave.
+ * IB_WR_REG_MR and IB_WR_LOCAL_INV, in send queue order (on the wire, an
+ * unfenced one behind a head awaiting its answer is executed at once:
+ * krwq_exec_local_ahead()).  A LOCAL_INV whose region a copy still holds
+ * (on another CPU, or on this one under the interrupt that posted it)
+ * stays at the head of the queue, and is tried again a tick later:
+ * waiting here, under s_lock, could wait for ever.  So is a REG_MR of a
+ * region invalid but still held, which a flushed LOCAL_INV can leave.
  */
+
+/* A REG_MR's or LOCAL_INV's work.  Return: 0, -EBUSY, or another errno. */
+static int krwq_local_op(struct krwq_qp *qp, struct krwq_swqe *w)
+{
+	if (w->opcode == IB_WR_REG_MR)
+		return krwq_mr_fast_reg(w->reg.mr, qp->ibqp.pd, w->reg.key,
+					w->reg.access);
+	return krwq_mr_invalidate(qp->dev, qp->ibqp.pd, w->rkey);
+}
+
 static void krwq_exec_local(struct krwq_qp *qp, struct krwq_swqe *w,
 			    struct krwq_outcome *o)
 {
 	int ret;
 
-	if (w->opcode == IB_WR_REG_MR)
-		ret = krwq_mr_fast_reg(w->reg.mr, qp->ibqp.pd, w->reg.key,
-				       w->reg.access);
-	else
-		ret = krwq_mr_invalidate(qp->dev, qp->ibqp.pd, w->rkey);
+	if (w->local_done)	/* executed ahead (krwq_exec_local_ahead()) */
+		return;
+	ret = krwq_local_op(qp, w);
 	if (ret == -EBUSY) {
 		if (w->opcode == IB_WR_LOCAL_INV)
 			krwq_inv_wait_counted(qp);
@@ -272,6 +283,32 @@ static void krwq_exec_local(struct krwq_qp *qp, struct krwq_swqe *w,
 	} else if (ret) {
 		o->status = IB_WC_LOC_PROT_ERR;
 	}
+}
+
+/*
+ * A REG_MR or LOCAL_INV behind the WQEs of RC @qp's on the wire that
+ * await their answer, as a RoCE NIC runs one: executed now (once: after
+ * a go-back it is only counted again), so that the WQEs behind it may go
+ * ahead too.  It takes no PSN: its last is that of the WQE before it, so
+ * the answer that completes that one completes it (comp.c).  One that
+ * cannot be executed now (a region in a copy, or an error) stops the
+ * WQEs going ahead, and is executed, or fails, in its turn as the head.
+ * Return: whether it counts as sent ahead.
+ */
+static bool krwq_exec_local_ahead(struct krwq_qp *qp, struct krwq_swqe *w)
+{
+	struct krwq_wire_req *req = &qp->wire_req;
+
+	if (!w->local_done) {
+		if (krwq_local_op(qp, w)) {
+			req->ahead_blocked = true;
+			return false;
+		}
+		w->local_done = true;
+	}
+	w->wire_last_psn = krwq_psn_add(qp->wire_psn, KRWQ_PSN_MASK);
+	req->ahead++;
+	return true;
 }
 
 /* --- running the send queue -------------------------------------------- */
@@ -458,7 +495,9 @@ static void krwq_sq_run(struct krwq_qp *qp, unsigned long *flags,
 		run.section += KRWQ_WQE_COST;
 
 		if (ahead) {
-			if (krwq_wire_send_ahead(qp, w))
+			if (krwq_is_local(w->opcode) ?
+			    krwq_exec_local_ahead(qp, w) :
+			    krwq_wire_send_ahead(qp, w))
 				trace_krwq_deliver(qp, w, IB_WC_SUCCESS, false,
 						   false);
 			continue;

@@ -340,10 +340,12 @@ enum ib_wc_status krwq_wire_send_rc(struct krwq_qp *sqp, struct krwq_swqe *w)
  * @w: the WQE after those sent, not the head.
  *
  * Return: true while the head awaits its answer and nothing ahead failed
- * to go, @w is no local operation, an RDMA READ or atomic stays within the
- * initiator depth (max_rd_atomic) with those in flight, a fenced WQE has
- * no READ or atomic in flight before it, and @w's PSNs end within
- * KRWQ_WIRE_WINDOW_PSNS of the head's first.
+ * to go, an RDMA READ or atomic stays within the initiator depth
+ * (max_rd_atomic) with those in flight, a fenced WQE has no READ or
+ * atomic in flight before it, and @w's PSNs end within
+ * KRWQ_WIRE_WINDOW_PSNS of the head's first; for a REG_MR or LOCAL_INV
+ * (executed, no PSN), while the head awaits its answer, nothing ahead
+ * failed to go, and it is not fenced.
  */
 bool krwq_wire_may_send_ahead(struct krwq_qp *sqp, struct krwq_swqe *w)
 {
@@ -354,14 +356,20 @@ bool krwq_wire_may_send_ahead(struct krwq_qp *sqp, struct krwq_swqe *w)
 	s32 used = krwq_psn_diff(sqp->wire_psn, req->first_psn);
 
 	lockdep_assert_held(&sqp->s_lock);
-	if (req->await != KRWQ_WIRE_AWAIT_ANSWER || req->ahead_blocked ||
-	    w->opcode == IB_WR_REG_MR || w->opcode == IB_WR_LOCAL_INV)
+	if (req->await != KRWQ_WIRE_AWAIT_ANSWER || req->ahead_blocked)
 		return false;
 	if (krwq_is_rd_atomic(w->opcode) &&
 	    rd_atomic >= sqp->attr.max_rd_atomic)
 		return false;
 	if ((w->send_flags & IB_SEND_FENCE) && rd_atomic)
 		return false;
+	/*
+	 * executed now, it takes no PSN (req.c's krwq_exec_local_ahead());
+	 * fenced, it waits for every WQE before it, whose resends may still
+	 * read through the region it changes
+	 */
+	if (w->opcode == IB_WR_REG_MR || w->opcode == IB_WR_LOCAL_INV)
+		return !(w->send_flags & IB_SEND_FENCE);
 	/* none in flight before the head's first PSN */
 	return used >= 0 &&
 	       (u32)used + krwq_wire_psns(sqp, w) <= KRWQ_WIRE_WINDOW_PSNS;
