@@ -208,6 +208,15 @@ static void rw_register(struct kunit *t, struct ib_qp *qp)
 	KUNIT_ASSERT_EQ(t, wc.status, IB_WC_SUCCESS);
 }
 
+/* One SGE over v->buf, all RW_LEN bytes, through the local DMA lkey. */
+static struct ib_sge rw_buf_sge(struct rw *v)
+{
+	return (struct ib_sge){
+		.addr = (uintptr_t)v->buf, .length = RW_LEN,
+		.lkey = v->pd->local_dma_lkey,
+	};
+}
+
 /*
  * An RC QP of rc_dev's in RTS, connected to RW_PEER_QPN at rc_peer: it
  * sends from PSN RW_SQ_PSN and expects PSN 0, with v->mr registered and
@@ -222,10 +231,7 @@ static struct krwq_qp *rw_qp(struct kunit *t)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 		.sq_sig_type = IB_SIGNAL_ALL_WR, .qp_type = IB_QPT_RC,
 	};
-	struct ib_sge sge = {
-		.addr = (uintptr_t)v->buf, .length = RW_LEN,
-		.lkey = v->pd->local_dma_lkey,
-	};
+	struct ib_sge sge = rw_buf_sge(v);
 	struct ib_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 };
 	const struct ib_recv_wr *bad;
 	struct krwq_qp *qp;
@@ -252,10 +258,7 @@ static struct krwq_qp *rw_sent(struct kunit *t)
 {
 	struct krwq_qp *qp = rw_qp(t);
 	struct rw *v = t->priv;
-	struct ib_sge sge = {
-		.addr = (uintptr_t)v->buf, .length = RW_LEN,
-		.lkey = v->pd->local_dma_lkey,
-	};
+	struct ib_sge sge = rw_buf_sge(v);
 	struct ib_send_wr wr = {
 		.wr_id = 7, .sg_list = &sge, .num_sge = 1,
 		.opcode = IB_WR_SEND,
@@ -579,10 +582,7 @@ static struct krwq_qp *rw_sent_three(struct kunit *t, u64 *packets)
 {
 	struct krwq_qp *qp = rw_qp(t);
 	struct rw *v = t->priv;
-	struct ib_sge sge = {
-		.addr = (uintptr_t)v->buf, .length = RW_LEN,
-		.lkey = v->pd->local_dma_lkey,
-	};
+	struct ib_sge sge = rw_buf_sge(v);
 	struct ib_send_wr wr[3];
 	const struct ib_send_wr *bad;
 	int i;
@@ -744,10 +744,7 @@ static void rw_window_read_behind_send(struct kunit *t)
 {
 	struct krwq_qp *qp = rw_qp(t);
 	struct rw *v = t->priv;
-	struct ib_sge sge = {
-		.addr = (uintptr_t)v->buf, .length = RW_LEN,
-		.lkey = v->pd->local_dma_lkey,
-	};
+	struct ib_sge sge = rw_buf_sge(v);
 	struct ib_rdma_wr rd = rw_read_wr(&sge, 8, 0x1000);
 	struct ib_send_wr s1 = {
 		.wr_id = 7, .sg_list = &sge, .num_sge = 1,
@@ -802,10 +799,7 @@ static void rw_window_local_goes_ahead(struct kunit *t)
 {
 	struct krwq_qp *qp = rw_qp(t);
 	struct rw *v = t->priv;
-	struct ib_sge sge = {
-		.addr = (uintptr_t)v->buf, .length = RW_LEN,
-		.lkey = v->pd->local_dma_lkey,
-	};
+	struct ib_sge sge = rw_buf_sge(v);
 	struct ib_send_wr s2 = {
 		.wr_id = 9, .sg_list = &sge, .num_sge = 1,
 		.opcode = IB_WR_SEND,
@@ -857,10 +851,7 @@ static void rw_window_fenced_local_waits(struct kunit *t)
 {
 	struct krwq_qp *qp = rw_qp(t);
 	struct rw *v = t->priv;
-	struct ib_sge sge = {
-		.addr = (uintptr_t)v->buf, .length = RW_LEN,
-		.lkey = v->pd->local_dma_lkey,
-	};
+	struct ib_sge sge = rw_buf_sge(v);
 	struct ib_send_wr inv = {
 		.wr_id = 8, .opcode = IB_WR_LOCAL_INV,
 		.send_flags = IB_SEND_FENCE,
@@ -899,10 +890,7 @@ static void rw_window_local_after_read(struct kunit *t)
 {
 	struct krwq_qp *qp = rw_qp(t);
 	struct rw *v = t->priv;
-	struct ib_sge sge = {
-		.addr = (uintptr_t)v->buf, .length = RW_LEN,
-		.lkey = v->pd->local_dma_lkey,
-	};
+	struct ib_sge sge = rw_buf_sge(v);
 	struct ib_rdma_wr rd = rw_read_wr(&sge, 8, 0x1000);
 	struct ib_send_wr inv = {
 		.wr_id = 9, .opcode = IB_WR_LOCAL_INV,
@@ -939,10 +927,7 @@ static void rw_window_reads_within_depth(struct kunit *t)
 {
 	struct krwq_qp *qp = rw_qp(t);
 	struct rw *v = t->priv;
-	struct ib_sge sge = {
-		.addr = (uintptr_t)v->buf, .length = RW_LEN,
-		.lkey = v->pd->local_dma_lkey,
-	};
+	struct ib_sge sge = rw_buf_sge(v);
 	struct ib_rdma_wr rd[3];
 	const struct ib_send_wr *bad;
 	unsigned long flags;
@@ -979,10 +964,7 @@ static void rw_window_ack_past_read(struct kunit *t)
 {
 	struct krwq_qp *qp = rw_qp(t);
 	struct rw *v = t->priv;
-	struct ib_sge sge = {
-		.addr = (uintptr_t)v->buf, .length = RW_LEN,
-		.lkey = v->pd->local_dma_lkey,
-	};
+	struct ib_sge sge = rw_buf_sge(v);
 	struct ib_rdma_wr rd = rw_read_wr(&sge, 7, 0x1000);
 	struct ib_send_wr s1 = {
 		.wr_id = 8, .sg_list = &sge, .num_sge = 1,
@@ -1023,10 +1005,7 @@ static void rw_window_nak_past_read(struct kunit *t)
 {
 	struct krwq_qp *qp = rw_qp(t);
 	struct rw *v = t->priv;
-	struct ib_sge sge = {
-		.addr = (uintptr_t)v->buf, .length = RW_LEN,
-		.lkey = v->pd->local_dma_lkey,
-	};
+	struct ib_sge sge = rw_buf_sge(v);
 	struct ib_rdma_wr rd = rw_read_wr(&sge, 7, 0x1000);
 	struct ib_send_wr s1 = {
 		.wr_id = 8, .sg_list = &sge, .num_sge = 1,
@@ -1109,10 +1088,7 @@ static void rw_packets_leave_in_order(struct kunit *t)
 {
 	struct krwq_qp *qp = rw_qp(t);
 	struct rw *v = t->priv;
-	struct ib_sge sge = {
-		.addr = (uintptr_t)v->buf, .length = RW_LEN,
-		.lkey = v->pd->local_dma_lkey,
-	};
+	struct ib_sge sge = rw_buf_sge(v);
 	struct ib_send_wr wr = {
 		.wr_id = 7, .sg_list = &sge, .num_sge = 1,
 		.opcode = IB_WR_SEND,
@@ -1230,10 +1206,7 @@ static void rw_irqs_off_post_leaves_to_send_work(struct kunit *t)
 {
 	struct krwq_qp *qp = rw_qp(t);
 	struct rw *v = t->priv;
-	struct ib_sge sge = {
-		.addr = (uintptr_t)v->buf, .length = RW_LEN,
-		.lkey = v->pd->local_dma_lkey,
-	};
+	struct ib_sge sge = rw_buf_sge(v);
 	struct ib_send_wr wr = {
 		.wr_id = 7, .sg_list = &sge, .num_sge = 1,
 		.opcode = IB_WR_SEND,
@@ -1270,10 +1243,7 @@ static void rw_reset_drops_unsent(struct kunit *t)
 {
 	struct krwq_qp *qp = rw_qp(t);
 	struct rw *v = t->priv;
-	struct ib_sge sge = {
-		.addr = (uintptr_t)v->buf, .length = RW_LEN,
-		.lkey = v->pd->local_dma_lkey,
-	};
+	struct ib_sge sge = rw_buf_sge(v);
 	struct ib_send_wr wr = {
 		.wr_id = 7, .sg_list = &sge, .num_sge = 1,
 		.opcode = IB_WR_SEND,
