@@ -827,6 +827,22 @@ def wire_delay_rows(runs):
     return rows
 
 
+def pair_runs(path, part, pairs):
+    """The "BENCH PART METRIC PAIR VALUE" lines of a guest's output, for
+    the given pairs of devices: {(metric, pair): [value, ...]}, and its
+    BENCH-ERROR lines."""
+    runs, errors = {}, []
+    pat = re.compile(rf"^BENCH {part} (\w+) ({'|'.join(pairs)}) ([0-9.eE+-]+)\s*$")
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = pat.match(line)
+            if m:
+                runs.setdefault((m[1], m[2]), []).append(float(m[3]))
+            elif line.startswith("BENCH-ERROR"):
+                errors.append(line.strip())
+    return runs, errors
+
+
 def wire_rows(path):
     """perftest over RoCEv2 from one wire-bench.sh boot: krwq to krwq
     through a veth against rxe to rxe (goal 2x), krwq to rxe against rxe
@@ -835,14 +851,7 @@ def wire_rows(path):
     pair ran twice per test; the figure is the mean of its runs.  The
     floor of the rows through the veth: udp_floor's datagrams, as long as
     the test's packets, on the same path with no RDMA stack."""
-    runs, errors = {}, []
-    with open(path, errors="replace") as f:
-        for line in f:
-            m = re.match(r"^BENCH wire (\w+) (kk|kr|rk|rr|kl|udp) ([0-9.eE+-]+)\s*$", line)
-            if m:
-                runs.setdefault((m[1], m[2]), []).append(float(m[3]))
-            elif line.startswith("BENCH-ERROR"):
-                errors.append(line.strip())
+    runs, errors = pair_runs(path, "wire", ("kk", "kr", "rk", "rr", "kl", "udp"))
     rows = []
     floor_name = "UDP datagrams over the kwa-kwb veth (udp_floor)"
     for metric, name, unit, better, floor_metric in WIRE:
@@ -884,14 +893,7 @@ def hosts_rows(path):
     B's nvme-rdma against A's nvmet-rdma over a link between the VMs, one
     CPU each, for each pair of devices in turn.  krwq to krwq against rxe
     to rxe, goal 2x; the mixed pairs against rxe to rxe, without one."""
-    runs, errors = {}, []
-    with open(path, errors="replace") as f:
-        for line in f:
-            m = re.match(r"^BENCH hosts (\w+) (kk|rk|rr|kr) ([0-9.eE+-]+)\s*$", line)
-            if m:
-                runs.setdefault((m[1], m[2]), []).append(float(m[3]))
-            elif line.startswith("BENCH-ERROR"):
-                errors.append(line.strip())
+    runs, errors = pair_runs(path, "hosts", ("kk", "rk", "rr", "kr"))
     rows = []
     peer = "rxe to rxe between the same two VMs (same boots)"
     for metric, name in HOSTS:
