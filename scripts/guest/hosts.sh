@@ -112,6 +112,17 @@ server_settle() {
 # listening_or_ended PORT: the server listens on PORT, or gave up
 listening_or_ended() { cm_listening "$1" || server_ended; }
 
+# to_rxe DEV RXE: this host's krwq device DEV deleted and krwq.ko
+# unloaded, rdma_rxe loaded (it binds RoCEv2's UDP port as it loads,
+# which krwq held) and its device RXE added on eth0
+to_rxe() {
+	check "rdma link delete $1" 60 rdma link delete "$1"
+	check "rmmod krwq" 60 rmmod krwq
+	timeout 60 modprobe crc32_generic 2> /dev/null
+	check "modprobe rdma_rxe" 60 modprobe rdma_rxe
+	link_add rxe "$2" eth0
+}
+
 # --- host A
 
 # request: one request from B, read from stdin, answered on stdout
@@ -194,16 +205,11 @@ bench_serve() {
 	tap_summary
 }
 
-# swap_to_rxe: at B's request, A's target moves from krwqa to rxea, and
-# krwq.ko goes (rxe binds RoCEv2's UDP port when it loads)
+# swap_to_rxe: at B's request, A's target moves from krwqa to rxea
 swap_to_rxe() {
 	target_down "$nqn"
 	modules_down
-	check "rdma link delete krwqa" 60 rdma link delete krwqa
-	check "rmmod krwq" 60 rmmod krwq
-	timeout 60 modprobe crc32_generic 2> /dev/null
-	check "modprobe rdma_rxe" 60 modprobe rdma_rxe
-	link_add rxe rxea eth0
+	to_rxe krwqa rxea
 	modules_up 0
 	target_up "$nqn" $a4
 	tap_summary
@@ -422,13 +428,7 @@ drive() {
 		[ "$c_abad" = 0 ]
 	report $? "krwqb's counters: $c_tx packets out, $c_bad ICRC errors (krwqa $c_abad), $c_local messages on the local path"
 	faults
-	check "rdma link delete krwqb" 60 rdma link delete krwqb
-	check "rmmod krwq" 60 rmmod krwq
-
-	# rxe binds RoCEv2's UDP port when it loads; krwq is gone
-	timeout 60 modprobe crc32_generic 2> /dev/null
-	check "modprobe rdma_rxe" 60 modprobe rdma_rxe
-	link_add rxe rxeb eth0
+	to_rxe krwqb rxeb
 	against rxeb
 	c_abad=$(icrc_of_a)
 	counted "$a_icrc" "$c_abad" && [ "$c_abad" = "$a_icrc" ]
@@ -478,15 +478,8 @@ bench_pair() {
 	ping -c 3 -q $a4 2>&1 | tail -n 1 | sed "s/^/# $1 ping: /"
 }
 
-# to_rxe DEV / to_krwq DEV: this host's device, krwq's DEV or rxe's,
-# deleted and its module unloaded; the other's loaded and added on eth0
-to_rxe() {
-	check "rdma link delete $1" 60 rdma link delete "$1"
-	check "rmmod krwq" 60 rmmod krwq
-	timeout 60 modprobe crc32_generic 2> /dev/null
-	check "modprobe rdma_rxe" 60 modprobe rdma_rxe
-	link_add rxe rxeb eth0
-}
+# to_krwq DEV: this host's rxe device DEV deleted and rdma_rxe unloaded;
+# krwq.ko loaded and krwqb added on eth0
 to_krwq() {
 	check "rdma link delete $1" 60 rdma link delete "$1"
 	# modprobe -r's status covers the dependencies it then tries to
@@ -505,7 +498,7 @@ bench_drive() {
 	check "modprobe nvme-rdma" 60 modprobe nvme-rdma
 	link_add krwq krwqb eth0
 	bench_pair kk
-	to_rxe krwqb
+	to_rxe krwqb rxeb
 	bench_pair rk
 	ask run 600 sh /krwq/add/hosts.sh swap-to-rxe > $log
 	[ "$(sed -n '1s/^status //p' $log)" = 0 ]
