@@ -7,9 +7,11 @@
 # enters the other.
 #   hosts.sh serve   host A (192.0.2.1, 2001:db8:f::1): krwqa, a krwq
 #                    device on eth0, and an NVMe over Fabrics target on
-#                    it (a memory-backed null_blk, 192.0.2.1:4420); then
-#                    it answers host B's requests (below) until B says
-#                    "done", and tears all of it down
+#                    it (a memory-backed null_blk, 192.0.2.1:4420), and
+#                    the kernel's NFS server (a tmpfs exported, nfsd on
+#                    rdma port 20049); then it answers host B's requests
+#                    (below) until B says "done", and tears all of it
+#                    down
 #   hosts.sh drive   host B (192.0.2.2, 2001:db8:f::2): the tests against
 #                    A, first with krwqb, a krwq device on eth0, then,
 #                    krwq unloaded, with rxeb, rdma_rxe's, on eth0:
@@ -18,9 +20,12 @@
 #                    ib_write_bw and ib_read_bw -R, and NVMe-oF both
 #                    ways: B's nvme-rdma against A's target, and A's
 #                    against a target on B, each SIZE_MIB (default 64)
-#                    written and verified; then, krwqb against krwqa,
-#                    NVMe-oF (16 MiB verified) through netem's 3% loss,
-#                    1% duplication, 25% reordering and 0.5% corruption
+#                    written and verified, and NFS over RDMA (NFSv3 and
+#                    NFSv4.2, B's client against A's nfsd, NFS_MIB
+#                    (default 32) written and verified each); then,
+#                    krwqb against krwqa, NVMe-oF (16 MiB verified)
+#                    through netem's 3% loss, 1% duplication, 25%
+#                    reordering and 0.5% corruption
 #                    on both ends of the link, one at a time
 #   hosts.sh bench-serve   host A for `scripts/bench --only hosts`: as
 #                    serve, and at the end whichever device serves then
@@ -53,6 +58,8 @@
 . /krwq/lib/tap.sh
 # shellcheck source=scripts/guest/nvmeof-lib.sh
 . /krwq/lib/nvmeof-lib.sh
+# shellcheck source=scripts/guest/nfs-lib.sh
+. /krwq/lib/nfs-lib.sh
 tap_t0=$(cut -d. -f1 /proc/uptime)
 log=/tmp/hosts.log
 a4=192.0.2.1 a6=2001:db8:f::1
@@ -61,6 +68,9 @@ rport=7000
 nqn=nqn.2026-12.org.example.krwq:hosts-a
 nqn_b=nqn.2026-12.org.example.krwq:hosts-b
 size_mib=${SIZE_MIB:-64}
+# what each NFS mount writes and verifies: NVMe-oF's SIZE_MIB already
+# takes the path through long transfers, and time is the boot's
+nfs_mib=${NFS_MIB:-32}
 # srv_of PORT: where the files of the server on PORT go (sets srv); each
 # test has a port of its own, so a server that outlived its test never
 # answers for the next
@@ -162,13 +172,14 @@ request() {
 	esac
 }
 
-# serve_until_done: krwqa and the target on it up, B's requests served
-# until B says "done"
+# serve_until_done [nfs]: krwqa and the target on it up (with nfs, an
+# NFS server too), B's requests served until B says "done"
 serve_until_done() {
 	link_up $a4 $a6
 	link_add krwq krwqa eth0
 	modules_up 0
 	target_up "$nqn" $a4
+	[ "${1:-}" != nfs ] || nfs_server_up
 	rm -f $done_flag
 	nc -ll -p $rport -e /bin/sh /krwq/add/hosts.sh request &
 	nc_pid=$!
@@ -182,12 +193,14 @@ serve_until_done() {
 }
 
 serve() {
-	serve_until_done
+	serve_until_done nfs
 	# its ICRC errors are B's to judge: B's faults corrupt packets
 	c_tx=$(stat_of krwqa wire_tx_packets) c_rx=$(stat_of krwqa wire_rx_packets)
 	c_bad=$(stat_of krwqa wire_icrc_errors)
 	[ "$c_tx" -gt 0 ] && [ "$c_rx" -gt 0 ]
 	report $? "krwqa's counters: $c_tx packets out, $c_rx in, $c_bad ICRC errors"
+	nfs_server_down
+	nfs_modules_gone
 	target_down "$nqn"
 	modules_down
 	check "rdma link delete krwqa" 60 rdma link delete krwqa
@@ -273,7 +286,8 @@ local_pair() {
 
 # against DEV: the tests with DEV, this host's device, against A's krwqa
 against() {
-	dev=$1
+	# nvmeof-lib.sh's helpers set dev, so NFS's device is kept apart
+	dev=$1 ag_dev=$1
 	label="$dev -> krwqa:"
 	ag_t0=$(now)
 	# rping -V checks every ping's data; -v shows each, the 100th last
@@ -310,7 +324,34 @@ against() {
 	report $? "$label A's nvme-rdma against this target: connect, $size_mib MiB written and verified, disconnect ($(grep -c '^ok ' $log) checks)"
 	target_down "$nqn_b"
 	modules_down
+
+	nfs_client "$ag_dev"
 	echo "# $label $(($(now) - ag_t0)) s"
+}
+
+# nfs_client DEV: NFS over RDMA, the client here on DEV, A's nfsd on
+# krwqa: for NFSv3 and NFSv4.2, the mount, the client's RC QP on DEV,
+# NFS_MIB written, the caches dropped, read back and verified; then the
+# client's modules unloaded
+nfs_client() {
+	echo "# $label NFS over RDMA: the client here, nfsd on A"
+	check "modprobe -a nfsv3 nfsv4 rpcrdma" 60 modprobe -a nfsv3 nfsv4 rpcrdma
+	nc_mib=$size_mib
+	size_mib=$nfs_mib
+	for vers in 3 4.2; do
+		nfs_mount $vers $a4
+		grep -q " $mnt nfs" /proc/mounts || continue
+		nc_qps=$(timeout 30 rdma resource show qp link "$1/1" | grep -c 'type RC state RTS')
+		nc_aqps=$(ask run 30 rdma resource show qp link krwqa/1 | grep -c 'type RC state RTS')
+		[ "$nc_qps" -ge 1 ] && [ "$nc_aqps" -ge 1 ]
+		report $? "$label NFSv$vers: rdma resource shows connected RC QPs, the client's on $1 ($nc_qps), nfsd's on krwqa ($nc_aqps)" \
+			"$(rdma resource show qp link "$1/1" 2>&1)"
+		write_and_verify "$mnt/$1-v$vers"
+		rm -f "$mnt/$1-v$vers"
+		check "$label umount $mnt (NFSv$vers)" 60 umount $mnt
+	done
+	size_mib=$nc_mib
+	nfs_modules_gone
 }
 
 # nvme_host NQN ADDR [nvme connect option...]: the host's part: connect
