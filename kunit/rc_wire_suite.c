@@ -880,6 +880,81 @@ static void rw_window_fenced_local_waits(struct kunit *t)
 }
 
 /*
+ * A go-back across local WQEs that went ahead does not execute them
+ * again.  A SEND, a LOCAL_INV of v->mr, a REG_MR of it under a new key
+ * and a SEND go out together, both local WQEs executed at once.  The
+ * region is then marked invalid by hand, and a PSN sequence error NAK of
+ * the first SEND's third packet sends both SENDs again from there.  Had
+ * the go-back executed the REG_MR again the region would be valid, and a
+ * LOCAL_INV run again under the old key would fail; neither happens, and
+ * the ACK of the last PSN completes all four, in order, each once.
+ */
+static void rw_window_local_once_across_go_back(struct kunit *t)
+{
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+	struct ib_sge sge = rw_buf_sge(v);
+	struct ib_send_wr s2 = {
+		.wr_id = 10, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND,
+	};
+	struct ib_reg_wr reg = {
+		.wr = { .wr_id = 9, .opcode = IB_WR_REG_MR, .next = &s2 },
+		.mr = v->mr,
+		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ,
+	};
+	struct ib_send_wr inv = {
+		.wr_id = 8, .opcode = IB_WR_LOCAL_INV, .next = &reg.wr,
+		.ex.invalidate_rkey = v->mr->rkey,
+	};
+	struct ib_send_wr s1 = {
+		.wr_id = 7, .sg_list = &sge, .num_sge = 1,
+		.opcode = IB_WR_SEND, .next = &inv,
+	};
+	static const enum ib_wc_opcode ops[] = {
+		IB_WC_SEND, IB_WC_LOCAL_INV, IB_WC_REG_MR, IB_WC_SEND,
+	};
+	struct krwq_mr *mr = to_kmr(v->mr);
+	const struct ib_send_wr *bad;
+	u64 before = rw_packets(v);
+	struct ib_wc wc;
+	int i;
+
+	ib_update_fast_reg_key(v->mr, ib_inc_rkey(v->mr->rkey) & 0xff);
+	reg.key = v->mr->rkey;
+	KUNIT_ASSERT_EQ(t, ib_post_send(v->qp, &s1, &bad), 0);
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 8);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.ahead, 3);
+	KUNIT_EXPECT_TRUE(t, READ_ONCE(mr->valid));
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 0);
+
+	WRITE_ONCE(mr->valid, false);	/* the mark */
+	local_bh_disable();
+	rw_answer(qp, KRWQ_AETH_NAK | KRWQ_NAK_PSN_SEQ_ERR, RW_SQ_PSN + 2);
+	local_bh_enable();
+	flush_work(&qp->send_work);	/* the resend */
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 8 + 6);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.first_psn, RW_SQ_PSN);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.ahead, 3);
+	KUNIT_EXPECT_EQ(t, qp->ack_tries, 1);
+	KUNIT_EXPECT_FALSE(t, READ_ONCE(mr->valid));
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 0);
+
+	rw_answer(qp, KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
+		  RW_SQ_PSN + 7);
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
+		KUNIT_EXPECT_EQ(t, wc.wr_id, 7 + i);
+		KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+		KUNIT_EXPECT_EQ(t, wc.opcode, ops[i]);
+	}
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 0);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.await, KRWQ_WIRE_AWAIT_NONE);
+	KUNIT_EXPECT_FALSE(t, READ_ONCE(mr->valid));
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 8 + 6);
+}
+
+/*
  * A LOCAL_INV that went ahead behind an RDMA READ, the last WQE sent, is
  * done once the READ is: the READ's last response completes both, and
  * the requester is idle.  It awaits no answer of its own, which would
@@ -1565,6 +1640,7 @@ static struct kunit_case krwq_rc_req_cases[] = {
 	KUNIT_CASE(rw_window_local_goes_ahead),
 	KUNIT_CASE(rw_window_local_after_read),
 	KUNIT_CASE(rw_window_fenced_local_waits),
+	KUNIT_CASE(rw_window_local_once_across_go_back),
 	KUNIT_CASE(rw_window_ack_past_read),
 	KUNIT_CASE(rw_window_nak_past_read),
 	KUNIT_CASE(rw_read_resp_leaves_run_regions),

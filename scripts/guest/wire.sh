@@ -475,6 +475,7 @@ for c in req:rw_late_ack_after_nak req:rw_late_ack_in_rnr_wait req:rw_ack_during
 	req:rw_window_rnr_goes_back req:rw_window_read_behind_send \
 	req:rw_window_reads_within_depth req:rw_window_local_goes_ahead \
 	req:rw_window_local_after_read req:rw_window_fenced_local_waits \
+	req:rw_window_local_once_across_go_back \
 	req:rw_window_ack_past_read \
 	req:rw_window_nak_past_read \
 	req:rw_read_resp_leaves_run_regions req:rw_packets_leave_in_order \
