@@ -3,8 +3,10 @@
 #
 # Runs inside the Debian-kernel VM of scripts/check-blktests: blktests'
 # nvme group (or some of its tests) with nvme_trtype=rdma, once with krwq
-# as the soft-RDMA device (USE_KRWQ, scripts/blktests/soft-rdma-krwq.sh)
-# and once with rdma_rxe (USE_RXE).  Prints blktests' whole output as
+# as the soft-RDMA device (USE_KRWQ, scripts/blktests/soft-rdma-krwq.sh),
+# once with rdma_rxe (USE_RXE) and once with siw (blktests' default when
+# USE_RXE is not set; the host built siw.ko, which Debian's kernel
+# lacks, and it comes beside krwq.ko).  Prints blktests' whole output as
 # comment lines, then one line per test and device,
 #   @@blktests DEVICE TEST STATUS
 # STATUS being blktests' own: passed, failed or "not run"; for each test
@@ -15,17 +17,19 @@
 # RC being ./check's exit status (1 when a test failed, 124 when the pass
 # ran out of time) and BOUND the number of tests whose full log shows a
 # krwq device bound (the override's record: on krwq's pass more than
-# none, or the override was not used; on rxe's none).  A failed test's diff, dmesg and the end of its full
-# log follow it as comment lines.
+# none, or the override was not used; on rxe's and siw's none).  A failed
+# test's diff, dmesg and the end of its full log follow it as comment
+# lines.
 #
 #   blktests.sh TEST...      (nvme, or nvme/NNN...)
 #
 # blktests binds its device to every netdev with a MAC and a carrier:
 # here one dummy netdev, bt0, with 192.0.2.1/24, which nvme_trtype=rdma
-# then uses as the target's address.  krwq is loaded by modprobe (from
-# /lib/modules) with wire=0: both ends are in this kernel, where krwq
-# delivers without packets, and rdma_rxe, which blktests' requirement
-# check loads, holds UDP port 4791.
+# then uses as the target's address.  krwq and siw are loaded by
+# modprobe (from /lib/modules, so that siw's libcrc32c, and the crc32c
+# it asks the crypto API for, come with it); krwq with wire=0: both ends
+# are in this kernel, where krwq delivers without packets, and rdma_rxe,
+# which blktests' requirement check loads, holds UDP port 4791.
 bt=/krwq/blktests
 rel=$(uname -r)
 
@@ -63,12 +67,14 @@ ip link add bt0 type dummy
 ip addr add 192.0.2.1/24 dev bt0
 ip link set bt0 up
 
-for dev in krwq rxe; do
+for dev in krwq rxe siw; do
 	case $dev in
 	# USE_RXE too: the nvme group's requirement names rdma_rxe or siw
 	krwq) use='USE_KRWQ=1
 USE_RXE=1' ;;
 	rxe) use='USE_RXE=1' ;;
+	# blktests binds siw where neither is set
+	siw) use= ;;
 	esac
 	cat > $bt/config <<-EOF
 		nvme_trtype=rdma
