@@ -903,6 +903,7 @@ static void rw_window_local_once_across_go_back(struct kunit *t)
 		.mr = v->mr,
 		.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ,
 	};
+	/* the key as registered: the REG_MR's is set below */
 	struct ib_send_wr inv = {
 		.wr_id = 8, .opcode = IB_WR_LOCAL_INV, .next = &reg.wr,
 		.ex.invalidate_rkey = v->mr->rkey,
