@@ -56,6 +56,7 @@ MODULE_PARM_DESC(rc_peer, "an IPv4 address rc_dev's netdev reaches, where no QP 
 #define RW_SEND_LEN	16	/* a SEND's payload */
 #define RW_READ_LEN	2048	/* a READ's: two responses */
 #define RW_MTU		1024	/* the path MTU (rw_connect()) */
+#define RW_ATOMIC_ORIG	0x0123456789abcdefULL	/* what the peer answers */
 
 struct rw {
 	struct ib_device *dev;
@@ -208,6 +209,13 @@ static void rw_register(struct kunit *t, struct ib_qp *qp)
 	KUNIT_ASSERT_EQ(t, wc.status, IB_WC_SUCCESS);
 }
 
+/* The packets rc_dev has sent, or tried to. */
+static u64 rw_packets(struct rw *v)
+{
+	return krwq_test_counter(v->dev, "wire_tx_packets") +
+	       krwq_test_counter(v->dev, "wire_tx_dropped");
+}
+
 /* One SGE over v->buf, all RW_LEN bytes, through the local DMA lkey. */
 static struct ib_sge rw_buf_sge(struct rw *v)
 {
@@ -326,6 +334,169 @@ static void rw_late_ack_after_nak(struct kunit *t)
 	/* send_work finds nothing to send: no completion comes twice */
 	msleep(20);
 	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 0);
+}
+
+/* The atomic acknowledgment of @psn from the peer, with the value before. */
+static void rw_atomic_ack(struct krwq_qp *qp, u32 psn)
+{
+	struct krwq_wire_pkt pkt = {
+		.opcode = IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE,
+		.pkey = IB_DEFAULT_PKEY_FULL,
+		.dqpn = qp->ibqp.qp_num,
+		.psn = psn,
+		.syndrome = KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
+		.orig = RW_ATOMIC_ORIG,
+	};
+
+	krwq_wire_answer(qp, &pkt, &qp->attr.ah_attr.grh.dgid,
+			 &qp->route.sgid, NULL);
+}
+
+/*
+ * rw_qp(), which has just sent a FETCH_ADD (wr_id 7, PSN RW_SQ_PSN) whose
+ * result goes to v->buf's first 8 bytes, zeroed; *@packets is the
+ * packets sent before.  No send_work of the QP's still runs.
+ */
+static struct krwq_qp *rw_sent_atomic(struct kunit *t, u64 *packets)
+{
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->buf, .length = sizeof(u64),
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_atomic_wr wr = {
+		.wr = { .wr_id = 7, .sg_list = &sge, .num_sge = 1,
+			.opcode = IB_WR_ATOMIC_FETCH_AND_ADD },
+		.remote_addr = 0x1000, .compare_add = 1, .rkey = 0x100,
+	};
+	const struct ib_send_wr *bad;
+
+	memset(v->buf, 0, sizeof(u64));
+	*packets = rw_packets(v);
+	KUNIT_ASSERT_EQ(t, ib_post_send(v->qp, &wr.wr, &bad), 0);
+	KUNIT_ASSERT_EQ(t, qp->wire_req.await, KRWQ_WIRE_AWAIT_ANSWER);
+	KUNIT_EXPECT_EQ(t, rw_packets(v), *packets + 1);
+	flush_work(&qp->send_work);
+	return qp;
+}
+
+/*
+ * @qp's local ACK timeout, about a second away (rw_connect()), run now.
+ * With bottom halves off, the send_work it queues on this CPU waits until
+ * they are on again.  Return: false if the timeout was not pending.
+ */
+static bool rw_time_out(struct krwq_qp *qp)
+{
+	if (!del_timer(&qp->sq_timer))
+		return false;
+	qp->sq_timer.function(&qp->sq_timer);
+	return true;
+}
+
+/* The completion of rw_sent_atomic()'s FETCH_ADD, its result in place. */
+static void rw_expect_atomic_done(struct kunit *t)
+{
+	struct rw *v = t->priv;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 7);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, wc.opcode, IB_WC_FETCH_ADD);
+	KUNIT_EXPECT_EQ(t, *(u64 *)v->buf, RW_ATOMIC_ORIG);
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 0);
+}
+
+/*
+ * The atomic acknowledgment of an atomic whose local ACK timeout has it
+ * about to go again completes it, its result in place: the responder
+ * executed it once and answers every resend from the result it kept, so
+ * this is the answer a resend would bring.  Dropped, as it was, an atomic
+ * whose answers each came just after its timeout (a round trip near the
+ * timeout, as on a loaded host) went again and again until
+ * RETRY_EXC_ERR.  An atomic acknowledgment of another PSN is still
+ * dropped.  The answers come after the timeout with bottom halves off,
+ * so the resend the timeout queued has not run.
+ */
+static void rw_late_atomic_ack_after_timeout(struct kunit *t)
+{
+	struct rw *v = t->priv;
+	u64 before, dropped;
+	bool timed, done;
+	unsigned long flags;
+	struct krwq_qp *qp;
+	struct ib_wc wc;
+	int stray;
+	u8 await;
+
+	qp = rw_sent_atomic(t, &before);
+	dropped = krwq_test_counter(v->dev, "wire_rx_dropped");
+	local_bh_disable();
+	timed = rw_time_out(qp);
+	await = qp->wire_req.await;
+	rw_atomic_ack(qp, RW_SQ_PSN + 1);
+	stray = ib_poll_cq(v->cq, 1, &wc);
+	rw_atomic_ack(qp, RW_SQ_PSN);
+	/* completed before send_work could run */
+	spin_lock_irqsave(&qp->s_lock, flags);
+	done = qp->sq_tail == qp->sq_head;
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	local_bh_enable();
+	KUNIT_ASSERT_TRUE_MSG(t, timed, "the local ACK timeout was not pending");
+	KUNIT_EXPECT_EQ(t, await, KRWQ_WIRE_AWAIT_NONE);
+	KUNIT_EXPECT_EQ(t, stray, 0);
+	KUNIT_EXPECT_GE(t, krwq_test_counter(v->dev, "wire_rx_dropped"),
+			dropped + 1);
+	KUNIT_EXPECT_TRUE(t, done);
+	rw_expect_atomic_done(t);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.first_psn, RW_SQ_PSN + 1);
+	KUNIT_EXPECT_EQ(t, qp->ack_tries, 0);
+	KUNIT_EXPECT_FALSE(t, qp->wire_req.timed_out);
+	/* send_work finds nothing to send: no resend */
+	flush_work(&qp->send_work);
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 1);
+}
+
+/*
+ * The same while a run of the send queue is about to send the atomic
+ * again: the result is written at once, and the run completes the WQE
+ * instead of sending it (wire_req.answered), as rw_ack_during_resend_run
+ * for a SEND's ACK.
+ */
+static void rw_late_atomic_ack_during_resend_run(struct kunit *t)
+{
+	struct rw *v = t->priv;
+	unsigned long flags;
+	bool timed, answered;
+	struct krwq_qp *qp;
+	struct ib_wc wc;
+	u64 before;
+	int polled;
+
+	qp = rw_sent_atomic(t, &before);
+	local_bh_disable();
+	timed = rw_time_out(qp);
+	spin_lock_irqsave(&qp->s_lock, flags);
+	WRITE_ONCE(qp->sq_running, true);
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	rw_atomic_ack(qp, RW_SQ_PSN);
+	polled = ib_poll_cq(v->cq, 1, &wc);
+	spin_lock_irqsave(&qp->s_lock, flags);
+	answered = qp->wire_req.answered;
+	WRITE_ONCE(qp->sq_running, false);
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	local_bh_enable();
+	KUNIT_ASSERT_TRUE_MSG(t, timed, "the local ACK timeout was not pending");
+	KUNIT_EXPECT_EQ(t, polled, 0);
+	KUNIT_EXPECT_TRUE(t, answered);
+	KUNIT_EXPECT_EQ(t, *(u64 *)v->buf, RW_ATOMIC_ORIG);
+
+	/* send_work's run, now free to go */
+	flush_work(&qp->send_work);
+	rw_expect_atomic_done(t);
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 1);
+	KUNIT_EXPECT_FALSE(t, qp->wire_req.answered);
 }
 
 /*
@@ -565,13 +736,6 @@ static void rw_read_resend_asks_for_rest(struct kunit *t)
 }
 
 /* --- the window: SENDs behind the head -------------------------------- */
-
-/* The packets rc_dev has sent, or tried to. */
-static u64 rw_packets(struct rw *v)
-{
-	return krwq_test_counter(v->dev, "wire_tx_packets") +
-	       krwq_test_counter(v->dev, "wire_tx_dropped");
-}
 
 /*
  * rw_qp(), which has just posted three SENDs of RW_LEN bytes in one list
@@ -1629,6 +1793,8 @@ static void rr_write_past_its_length_refused(struct kunit *t)
 
 static struct kunit_case krwq_rc_req_cases[] = {
 	KUNIT_CASE(rw_late_ack_after_nak),
+	KUNIT_CASE(rw_late_atomic_ack_after_timeout),
+	KUNIT_CASE(rw_late_atomic_ack_during_resend_run),
 	KUNIT_CASE(rw_late_ack_in_rnr_wait),
 	KUNIT_CASE(rw_ack_during_resend_run),
 	KUNIT_CASE(rw_naks_with_progress_not_counted),

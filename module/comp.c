@@ -14,8 +14,9 @@
  * requester's run does.  A run that sends behind a head awaiting its
  * answer lets s_lock go as it copies, and answers are taken meanwhile:
  * what they change (sq_tail, the head, what went behind it) is not what
- * the run builds.  While a run sends the head itself again, an ACK of it
- * is left for that run (wire_req.answered).
+ * the run builds.  While a run sends the head itself again, an ACK of it,
+ * or an atomic's answer (its result in place), is left for that run
+ * (wire_req.answered).
  */
 #include <kunit/visibility.h>
 #include <linux/jiffies.h>
@@ -438,22 +439,39 @@ static bool krwq_wire_take_answer(struct krwq_qp *qp, struct krwq_swqe *w,
 }
 
 /*
- * Whether @pkt, come while the WQE at sq_tail is not waiting for an
- * answer (a PSN sequence error NAK or a timeout has it going again, or it
- * waits out an RNR NAK), still completes it: an ACK of its last PSN, sent
- * once the responder had the whole message, maybe from a duplicate packet
- * that filled the gap its NAK named.  Dropped, it would leave the WQE to
- * go again to a peer that may be gone by then, as a pingpong's is once it
- * has its last message.
+ * Takes @pkt, come while the WQE at sq_tail is not waiting for an answer
+ * (a PSN sequence error NAK or a timeout has it going again, or it waits
+ * out an RNR NAK), if it still completes that WQE:
+ *  - a SEND's or WRITE's ACK of its last PSN, sent once the responder had
+ *    the whole message, maybe from a duplicate packet that filled the gap
+ *    its NAK named.  Dropped, it would leave the WQE to go again to a peer
+ *    that may be gone by then, as a pingpong's is once it has its last
+ *    message.
+ *  - an atomic's acknowledgment: the responder executed it once and
+ *    answers each resend from the result it kept, so this is the answer
+ *    a resend would bring.  Dropped, it left an atomic whose answers each
+ *    came just after its timeout (a round trip near the local ACK
+ *    timeout, as on a loaded host) to go again until RETRY_EXC_ERR.  Its
+ *    result goes in place here; one whose buffer does not check out is
+ *    left to its resend, whose answer fails it.
+ * (A READ's responses are not taken: its resend asks for the data again.)
+ * Return: whether @pkt completes the WQE (an atomic's result written).
  */
-static bool krwq_wire_late_ack(struct krwq_qp *qp, const struct krwq_swqe *w,
-			       const struct krwq_wire_pkt *pkt)
+static bool krwq_wire_take_late_answer(struct krwq_qp *qp, struct krwq_swqe *w,
+				       const struct krwq_wire_pkt *pkt)
 {
 	const struct krwq_wire_req *req = &qp->wire_req;
 
-	return req->sent && !krwq_is_rd_atomic(w->opcode) &&
+	if (!req->sent ||
+	    (pkt->syndrome & KRWQ_AETH_TYPE_MASK) != KRWQ_AETH_ACK)
+		return false;
+	if (krwq_is_atomic(w->opcode))
+		return pkt->opcode == IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE &&
+		       pkt->psn == req->first_psn &&
+		       !krwq_wire_local_write(qp, w, 0, &pkt->orig,
+					      sizeof(pkt->orig));
+	return !krwq_is_rd_atomic(w->opcode) &&
 	       pkt->opcode == IB_OPCODE_RC_ACKNOWLEDGE &&
-	       (pkt->syndrome & KRWQ_AETH_TYPE_MASK) == KRWQ_AETH_ACK &&
 	       krwq_psn_diff(pkt->psn, req->first_psn) >= 0 &&
 	       krwq_psn_diff(pkt->psn, req->last_psn) >= 0;
 }
@@ -482,8 +500,9 @@ static bool krwq_wire_late_ack(struct krwq_qp *qp, const struct krwq_swqe *w,
  * wait and go again; a PSN sequence error NAK sends it again now, from
  * the PSN it names; any other
  * NAK fails it with the responder's error, and the QP goes to ERR.  An
- * ACK of a SEND's or WRITE's last PSN completes it even while it is about
- * to go again, or is going again (the run that sends it completes it).  An
+ * ACK of a SEND's or WRITE's last PSN, or an atomic's acknowledgment,
+ * completes it even while it is about to go again, or is going again (the
+ * run that sends it completes it).  An
  * answer nothing waits for (stale, duplicated, from anyone but the peer)
  * is dropped and counted in wire_rx_dropped.
  *
@@ -508,7 +527,7 @@ void krwq_wire_answer(struct krwq_qp *qp, const struct krwq_wire_pkt *pkt,
 	}
 	w = krwq_sq_entry(qp, qp->sq_tail);
 	if (qp->wire_req.await != KRWQ_WIRE_AWAIT_ANSWER) {
-		if (!krwq_wire_late_ack(qp, w, pkt))
+		if (!krwq_wire_take_late_answer(qp, w, pkt))
 			krwq_count(qp->dev, KRWQ_STAT_WIRE_RX_DROPPED, 1);
 		else if (qp->sq_running)
 			qp->wire_req.answered = true;

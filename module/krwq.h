@@ -414,9 +414,11 @@ enum krwq_wire_await {
  *             packet before it.  A NAK past it is progress
  *             (krwq_wire_nak()).
  * @sent: @first_psn to @last_psn are the head's: it went out at least
- *        once, so an ACK of @last_psn completes it whatever the requester
- *        waits for (krwq_wire_answer()).
- * @answered: such an ACK came while a run of the send queue had let s_lock
+ *        once, so an ACK of @last_psn (an atomic's acknowledgment of
+ *        @first_psn) completes it whatever the requester waits for
+ *        (krwq_wire_answer()).
+ * @answered: such an ACK (or an atomic's acknowledgment, its result
+ *            written) came while a run of the send queue had let s_lock
  *            go, sending the head again: the run completes the WQE
  *            instead of sending it again.
  * @ahead: how many WQEs behind the head went out (or, local ones, were
