@@ -336,21 +336,21 @@ against() {
 nfs_client() {
 	echo "# $label NFS over RDMA: the client here, nfsd on A"
 	check "modprobe -a nfsv3 nfsv4 rpcrdma" 60 modprobe -a nfsv3 nfsv4 rpcrdma
-	nc_mib=$size_mib
+	nfc_mib=$size_mib
 	size_mib=$nfs_mib
 	for vers in 3 4.2; do
 		nfs_mount $vers $a4
 		grep -q " $mnt nfs" /proc/mounts || continue
-		nc_qps=$(timeout 30 rdma resource show qp link "$1/1" | grep -c 'type RC state RTS')
-		nc_aqps=$(ask run 30 rdma resource show qp link krwqa/1 | grep -c 'type RC state RTS')
-		[ "$nc_qps" -ge 1 ] && [ "$nc_aqps" -ge 1 ]
-		report $? "$label NFSv$vers: rdma resource shows connected RC QPs, the client's on $1 ($nc_qps), nfsd's on krwqa ($nc_aqps)" \
+		nfc_qps=$(timeout 30 rdma resource show qp link "$1/1" | grep -c 'type RC state RTS')
+		nfc_aqps=$(ask run 30 rdma resource show qp link krwqa/1 | grep -c 'type RC state RTS')
+		[ "$nfc_qps" -ge 1 ] && [ "$nfc_aqps" -ge 1 ]
+		report $? "$label NFSv$vers: rdma resource shows connected RC QPs, the client's on $1 ($nfc_qps), nfsd's on krwqa ($nfc_aqps)" \
 			"$(rdma resource show qp link "$1/1" 2>&1)"
 		write_and_verify "$mnt/$1-v$vers"
 		rm -f "$mnt/$1-v$vers"
 		check "$label umount $mnt (NFSv$vers)" 60 umount $mnt
 	done
-	size_mib=$nc_mib
+	size_mib=$nfc_mib
 	nfs_modules_gone
 }
 

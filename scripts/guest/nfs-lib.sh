@@ -5,9 +5,9 @@
 # NFS server (nfsd, svcrdma on port 20049) exporting a tmpfs to
 # 192.0.2.0/24, and the client's mount over RDMA.  Each step reports a
 # TAP line through tap.sh's report.  Sourced, after tap.sh and
-# nvmeof-lib.sh (which brings roce.sh's wait_for), by nfs.sh (client and server in one
-# kernel) and hosts.sh (the server on host A, the client on host B);
-# scripts/vm puts it in /krwq/lib.
+# nvmeof-lib.sh (which brings roce.sh's wait_for), by nfs.sh (client and
+# server in one kernel) and hosts.sh (the server on host A, the client
+# on host B); scripts/vm puts it in /krwq/lib.
 #
 # Sets export_dir, mnt and nfsd_fs; the steps write their output to the
 # caller's $log (nvmeof-lib.sh's, unless the caller sets its own).
@@ -58,12 +58,12 @@ nfs_server_down() {
 nfs_mount() {
 	mkdir -p $mnt
 	case $1 in
-	3) src=$2:$export_dir extra=,nolock ;;
-	*) src=$2:/ extra= ;;
+	3) nm_src=$2:$export_dir nm_extra=,nolock ;;
+	*) nm_src=$2:/ nm_extra= ;;
 	esac
-	timeout 120 mount.nfs "$src" $mnt -o "vers=$1,proto=rdma,port=20049$extra" > "$log" 2>&1 &&
+	timeout 120 mount.nfs "$nm_src" $mnt -o "vers=$1,proto=rdma,port=20049$nm_extra" > "$log" 2>&1 &&
 		grep " $mnt nfs" /proc/mounts | grep "vers=$1" | grep -q "proto=rdma"
-	report $? "mount.nfs $src, vers=$1, proto=rdma: mounted, /proc/mounts says rdma" \
+	report $? "mount.nfs $nm_src, vers=$1, proto=rdma: mounted, /proc/mounts says rdma" \
 		"$(cat "$log"; grep " $mnt " /proc/mounts; dmesg | tail -n 8)"
 }
 
@@ -71,10 +71,10 @@ nfs_mount() {
 # none of them left (what is not loaded counts as gone)
 nfs_modules_gone() {
 	timeout 120 modprobe -r nfsv4 nfsv3 nfs nfsd rpcrdma > "$log" 2>&1
-	left=
+	ng_left=
 	for m in nfsv4 nfsv3 nfs nfsd rpcrdma; do
-		! loaded $m || left="$left $m"
+		! loaded $m || ng_left="$ng_left $m"
 	done
-	[ -z "$left" ]
-	report $? "modprobe -r nfsv4 nfsv3 nfs nfsd rpcrdma" "still loaded:$left; $(cat "$log")"
+	[ -z "$ng_left" ]
+	report $? "modprobe -r nfsv4 nfsv3 nfs nfsd rpcrdma" "still loaded:$ng_left; $(cat "$log")"
 }
