@@ -9,7 +9,9 @@
 # loads krwq instead of rdma_rxe or siw and binds a krwq device to each
 # netdev that blktests would bind its own device to, and stop_soft_rdma
 # deletes those devices and unloads krwq.  Without USE_KRWQ both behave
-# exactly as blktests wrote them: the copies below run the originals.
+# as blktests wrote them (the copies below run the originals), and
+# start_soft_rdma only adds to the test's full log what the other case
+# adds: the links it left, the record scripts/guest/blktests.sh counts.
 # The tests themselves, their requirements (the nvme group still asks
 # for rdma_rxe or siw to be available) and their pass criteria are
 # untouched.
@@ -20,7 +22,11 @@ eval "blktests_$(declare -f start_soft_rdma)"
 eval "blktests_$(declare -f stop_soft_rdma)"
 
 start_soft_rdma() {
-	[ -n "$USE_KRWQ" ] || { blktests_start_soft_rdma; return; }
+	if [ -z "$USE_KRWQ" ]; then
+		blktests_start_soft_rdma || return $?
+		rdma link show >> "$FULL"
+		return
+	fi
 	{
 	modprobe krwq || return $?
 	(
@@ -35,7 +41,7 @@ start_soft_rdma() {
 					echo "Failed to bind krwq to $i"
 			done
 	)
-	# the record scripts/guest/blktests.sh counts: krwq's links
+	# the record scripts/guest/blktests.sh counts: the links made
 	rdma link show | grep '_krwq/'
 	} >> "$FULL"
 }

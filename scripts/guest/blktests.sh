@@ -13,11 +13,13 @@
 # that did not run
 #   @@blktests-why DEVICE TEST REASON[; REASON...]
 # and for each pass
-#   @@blktests-status DEVICE RC BOUND
+#   @@blktests-status DEVICE RC BOUND OWN
 # RC being ./check's exit status (1 when a test failed, 124 when the pass
-# ran out of time) and BOUND the number of tests whose full log shows a
-# krwq device bound (the override's record: on krwq's pass more than
-# none, or the override was not used; on rxe's and siw's none).  A failed
+# ran out of time), BOUND the number of tests whose full log shows a
+# krwq device bound and OWN the number that show one of DEVICE's (the
+# override's record: on krwq's pass BOUND is more than none, or the
+# override was not used; on rxe's and siw's BOUND is none and OWN more
+# than none, or blktests bound another device).  A failed
 # test's diff, dmesg and the end of its full log follow it as comment
 # lines.
 #
@@ -89,9 +91,10 @@ USE_RXE=1' ;;
 	rc=$?
 	echo "# blktests on $dev: status $rc, $(($(cut -d. -f1 /proc/uptime) - t0)) s"
 	sed 's/^/# /' /tmp/blktests-$dev.log
-	# the override records the links it made in each test's full log
+	# the override records the links each test had in its full log
 	bound=$(grep -l '^link [^ ]*_krwq/' "$res"/*/*/*.full 2> /dev/null | wc -l)
-	echo "@@blktests-status $dev $rc $bound"
+	own=$(grep -l "^link [^ ]*_$dev/" "$res"/*/*/*.full 2> /dev/null | wc -l)
+	echo "@@blktests-status $dev $rc $bound $own"
 	# why each test did not run: the indented lines after its status
 	awk -v dev=$dev '
 		function flush() { if (t != "" && why != "") print "@@blktests-why " dev " " t " " why; t = why = "" }
