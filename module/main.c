@@ -13,7 +13,7 @@
 
 static unsigned int num_devices = 1;
 module_param(num_devices, uint, 0444);
-MODULE_PARM_DESC(num_devices, "RDMA devices to create, krwq0 ... (1-16, default 1)");
+MODULE_PARM_DESC(num_devices, "IB-mode RDMA devices to create, krwq0 ... (0-16, default 1; 0: only the netdev-bound ones rdma link add makes)");
 
 unsigned int krwq_abi = 2;
 module_param_named(abi, krwq_abi, uint, 0444);
@@ -44,8 +44,8 @@ static int __init krwq_init(void)
 	unsigned int i;
 	int ret;
 
-	if (!num_devices || num_devices > KRWQ_MAX_DEVICES) {
-		pr_err("krwq: num_devices=%u is out of range 1-%u\n",
+	if (num_devices > KRWQ_MAX_DEVICES) {
+		pr_err("krwq: num_devices=%u is out of range 0-%u\n",
 		       num_devices, KRWQ_MAX_DEVICES);
 		return -EINVAL;
 	}
