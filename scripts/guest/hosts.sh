@@ -286,8 +286,7 @@ local_pair() {
 
 # against DEV: the tests with DEV, this host's device, against A's krwqa
 against() {
-	# nvmeof-lib.sh's helpers set dev, so NFS's device is kept apart
-	dev=$1 ag_dev=$1
+	dev=$1
 	label="$dev -> krwqa:"
 	ag_t0=$(now)
 	# rping -V checks every ping's data; -v shows each, the 100th last
@@ -325,7 +324,7 @@ against() {
 	target_down "$nqn_b"
 	modules_down
 
-	nfs_client "$ag_dev"
+	nfs_client "$dev"
 	echo "# $label $(($(now) - ag_t0)) s"
 }
 

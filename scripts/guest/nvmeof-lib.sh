@@ -259,9 +259,9 @@ io_path() {
 # into soft lockups
 # shellcheck disable=SC2154 # size_mib: the caller's
 fio_pattern() {
-	dev=$1
+	fp_target=$1
 	shift
-	timeout $fio_tmo fio --name=krwq-nvmeof --filename="$(io_path "$dev")" \
+	timeout $fio_tmo fio --name=krwq-nvmeof --filename="$(io_path "$fp_target")" \
 		--ioengine=libaio --direct=1 --rw=write --bs=128k --iodepth=4 \
 		--size="${size_mib}M" --verify=crc32c ${fio_offset:+--offset=${fio_offset}M} \
 		"$@" > "$log" 2>&1
