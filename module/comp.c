@@ -393,6 +393,23 @@ static bool krwq_wire_read_resp(struct krwq_qp *qp, struct krwq_swqe *w,
 }
 
 /*
+ * Whether @pkt is the atomic acknowledgment of @w, the head, an atomic
+ * sent at first_psn; if it is, the value before goes in @w's buffer.
+ * Return: 1 when it is and the value is in place, -EFAULT when it is but
+ * the buffer does not check out, 0 when it is not.
+ */
+static int krwq_wire_atomic_ack(struct krwq_qp *qp, struct krwq_swqe *w,
+				const struct krwq_wire_pkt *pkt)
+{
+	if (pkt->opcode != IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE ||
+	    !krwq_is_atomic(w->opcode) || pkt->psn != qp->wire_req.first_psn)
+		return 0;
+	if (krwq_wire_local_write(qp, w, 0, &pkt->orig, sizeof(pkt->orig)))
+		return -EFAULT;
+	return 1;
+}
+
+/*
  * What an answer does to the head, the WQE at sq_tail.  Return: true
  * when it completes, with *@status.
  */
@@ -404,6 +421,7 @@ static bool krwq_wire_take_answer(struct krwq_qp *qp, struct krwq_swqe *w,
 {
 	struct krwq_wire_req *req = &qp->wire_req;
 	u8 type = pkt->syndrome & KRWQ_AETH_TYPE_MASK;
+	int ret;
 
 	/* an answer to an earlier PSN than the WQE's is a stale one */
 	if (krwq_psn_diff(pkt->psn, req->first_psn) < 0)
@@ -427,12 +445,10 @@ static bool krwq_wire_take_answer(struct krwq_qp *qp, struct krwq_swqe *w,
 		return !krwq_is_rd_atomic(w->opcode) &&
 		       krwq_psn_diff(pkt->psn, req->last_psn) >= 0;
 	case IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE:
-		if (!krwq_is_atomic(w->opcode) || pkt->psn != req->first_psn)
-			return false;
-		if (krwq_wire_local_write(qp, w, 0, &pkt->orig,
-					  sizeof(pkt->orig)))
+		ret = krwq_wire_atomic_ack(qp, w, pkt);
+		if (ret < 0)
 			*status = IB_WC_LOC_PROT_ERR;
-		return true;
+		return ret != 0;
 	default:
 		return krwq_wire_read_resp(qp, w, pkt, payload, status, out);
 	}
@@ -466,10 +482,7 @@ static bool krwq_wire_take_late_answer(struct krwq_qp *qp, struct krwq_swqe *w,
 	    (pkt->syndrome & KRWQ_AETH_TYPE_MASK) != KRWQ_AETH_ACK)
 		return false;
 	if (krwq_is_atomic(w->opcode))
-		return pkt->opcode == IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE &&
-		       pkt->psn == req->first_psn &&
-		       !krwq_wire_local_write(qp, w, 0, &pkt->orig,
-					      sizeof(pkt->orig));
+		return krwq_wire_atomic_ack(qp, w, pkt) > 0;
 	return !krwq_is_rd_atomic(w->opcode) &&
 	       pkt->opcode == IB_OPCODE_RC_ACKNOWLEDGE &&
 	       krwq_psn_diff(pkt->psn, req->first_psn) >= 0 &&
