@@ -623,11 +623,12 @@ static void rw_naks_with_progress_not_counted(struct kunit *t)
 }
 
 /*
- * A response of an RDMA READ from the peer, @len bytes of @fill (all
- * but a middle one with an ACK's AETH, as the peer sends them).
+ * A response of an RDMA READ from the peer, the @len bytes at @payload
+ * (all but a middle one with an ACK's AETH, as the peer sends them).
+ * It allocates nothing, so bottom halves may be off.
  */
-static void rw_read_resp(struct kunit *t, struct krwq_qp *qp, u8 op,
-			 u32 psn, u32 len, u8 fill)
+static void rw_read_resp_of(struct krwq_qp *qp, u8 op, u32 psn,
+			    const u8 *payload, u32 len)
 {
 	struct krwq_wire_pkt pkt = {
 		.opcode = op,
@@ -637,12 +638,160 @@ static void rw_read_resp(struct kunit *t, struct krwq_qp *qp, u8 op,
 		.syndrome = KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
 		.payload_len = len,
 	};
+
+	krwq_wire_answer(qp, &pkt, &qp->attr.ah_attr.grh.dgid,
+			 &qp->route.sgid, payload);
+}
+
+/* rw_read_resp_of() with @len bytes of @fill. */
+static void rw_read_resp(struct kunit *t, struct krwq_qp *qp, u8 op,
+			 u32 psn, u32 len, u8 fill)
+{
 	u8 *payload = kunit_kzalloc(t, len, GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(t, payload);
 	memset(payload, fill, len);
-	krwq_wire_answer(qp, &pkt, &qp->attr.ah_attr.grh.dgid,
-			 &qp->route.sgid, payload);
+	rw_read_resp_of(qp, op, psn, payload, len);
+}
+
+/*
+ * rw_qp(), which has just sent an RDMA READ of RW_READ_LEN bytes into
+ * v->buf, zeroed (wr_id 8, PSNs RW_SQ_PSN and RW_SQ_PSN + 1 for its two
+ * responses); *@packets is the packets sent before.  No send_work of the
+ * QP's still runs.
+ */
+static struct krwq_qp *rw_sent_read(struct kunit *t, u64 *packets)
+{
+	struct krwq_qp *qp = rw_qp(t);
+	struct rw *v = t->priv;
+	struct ib_sge sge = {
+		.addr = (uintptr_t)v->buf, .length = RW_READ_LEN,
+		.lkey = v->pd->local_dma_lkey,
+	};
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 8, .sg_list = &sge, .num_sge = 1,
+			.opcode = IB_WR_RDMA_READ },
+		.remote_addr = 0x10000, .rkey = 0x1234,
+	};
+	const struct ib_send_wr *bad;
+
+	memset(v->buf, 0, RW_READ_LEN);
+	*packets = rw_packets(v);
+	KUNIT_ASSERT_EQ(t, ib_post_send(v->qp, &wr.wr, &bad), 0);
+	KUNIT_ASSERT_EQ(t, qp->wire_req.await, KRWQ_WIRE_AWAIT_ANSWER);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.last_psn, RW_SQ_PSN + 1);
+	KUNIT_EXPECT_EQ(t, rw_packets(v), *packets + 1);
+	flush_work(&qp->send_work);
+	return qp;
+}
+
+/*
+ * The responses of a READ whose local ACK timeout has it about to go
+ * again are taken, each when it is the one expected next: its data lands,
+ * and the last completes the READ, with no resend.  Dropped, as they
+ * were, a READ whose responses came just after its timeout (a round trip
+ * near the timeout, as on a loaded host) went again and again until
+ * RETRY_EXC_ERR, as atomics did.  A response past the one expected (the
+ * last before the first) is still dropped.  They come after the timeout
+ * with bottom halves off, so the resend the timeout queued has not run.
+ */
+static void rw_late_read_resp_after_timeout(struct kunit *t)
+{
+	struct rw *v = t->priv;
+	u8 *first = kunit_kzalloc(t, RW_MTU, GFP_KERNEL);
+	u8 *last = kunit_kzalloc(t, RW_MTU, GFP_KERNEL);
+	u64 before, dropped;
+	bool timed, done;
+	unsigned long flags;
+	struct krwq_qp *qp;
+	struct ib_wc wc;
+	u32 off;
+	u8 await;
+
+	KUNIT_ASSERT_NOT_NULL(t, first);
+	KUNIT_ASSERT_NOT_NULL(t, last);
+	memset(first, 'a', RW_MTU);
+	memset(last, 'b', RW_MTU);
+	qp = rw_sent_read(t, &before);
+	dropped = krwq_test_counter(v->dev, "wire_rx_dropped");
+	local_bh_disable();
+	timed = rw_time_out(qp);
+	await = qp->wire_req.await;
+	rw_read_resp_of(qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST,
+			RW_SQ_PSN + 1, last, RW_MTU);
+	rw_read_resp_of(qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST, RW_SQ_PSN,
+			first, RW_MTU);
+	spin_lock_irqsave(&qp->s_lock, flags);
+	off = qp->wire_req.read_off;
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	rw_read_resp_of(qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST,
+			RW_SQ_PSN + 1, last, RW_MTU);
+	/* completed before send_work could run */
+	spin_lock_irqsave(&qp->s_lock, flags);
+	done = qp->sq_tail == qp->sq_head;
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	local_bh_enable();
+	KUNIT_ASSERT_TRUE_MSG(t, timed, "the local ACK timeout was not pending");
+	KUNIT_EXPECT_EQ(t, await, KRWQ_WIRE_AWAIT_NONE);
+	KUNIT_EXPECT_GE(t, krwq_test_counter(v->dev, "wire_rx_dropped"),
+			dropped + 1);
+	KUNIT_EXPECT_EQ(t, off, RW_MTU);
+	KUNIT_EXPECT_TRUE(t, done);
+	KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 8);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(t, wc.opcode, IB_WC_RDMA_READ);
+	KUNIT_EXPECT_EQ(t, v->buf[0], 'a');
+	KUNIT_EXPECT_EQ(t, v->buf[RW_MTU - 1], 'a');
+	KUNIT_EXPECT_EQ(t, v->buf[RW_MTU], 'b');
+	KUNIT_EXPECT_EQ(t, v->buf[RW_READ_LEN - 1], 'b');
+	KUNIT_EXPECT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 0);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.first_psn, RW_SQ_PSN + 2);
+	KUNIT_EXPECT_FALSE(t, qp->wire_req.timed_out);
+	/* send_work finds nothing to send: no resend */
+	flush_work(&qp->send_work);
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 1);
+}
+
+/*
+ * A READ's response that comes while a run of the send queue is about to
+ * send the READ again is dropped: the run reads next_resp and read_off
+ * with s_lock let go.  Its data does not land, and the resend asks for
+ * the whole READ.
+ */
+static void rw_late_read_resp_during_resend_run(struct kunit *t)
+{
+	struct rw *v = t->priv;
+	u8 *first = kunit_kzalloc(t, RW_MTU, GFP_KERNEL);
+	unsigned long flags;
+	struct krwq_qp *qp;
+	u64 before;
+	bool timed;
+	u32 off;
+
+	KUNIT_ASSERT_NOT_NULL(t, first);
+	memset(first, 'a', RW_MTU);
+	qp = rw_sent_read(t, &before);
+	local_bh_disable();
+	timed = rw_time_out(qp);
+	spin_lock_irqsave(&qp->s_lock, flags);
+	WRITE_ONCE(qp->sq_running, true);
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	rw_read_resp_of(qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST, RW_SQ_PSN,
+			first, RW_MTU);
+	spin_lock_irqsave(&qp->s_lock, flags);
+	off = qp->wire_req.read_off;
+	WRITE_ONCE(qp->sq_running, false);
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+	local_bh_enable();
+	KUNIT_ASSERT_TRUE_MSG(t, timed, "the local ACK timeout was not pending");
+	KUNIT_EXPECT_EQ(t, off, 0);
+	KUNIT_EXPECT_EQ(t, v->buf[0], 0);
+	/* send_work's run, now free to go: the whole READ again */
+	flush_work(&qp->send_work);
+	KUNIT_EXPECT_EQ(t, rw_packets(v), before + 2);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.await, KRWQ_WIRE_AWAIT_ANSWER);
+	KUNIT_EXPECT_EQ(t, qp->wire_req.next_resp, RW_SQ_PSN);
 }
 
 /*
@@ -1795,6 +1944,8 @@ static struct kunit_case krwq_rc_req_cases[] = {
 	KUNIT_CASE(rw_late_ack_after_nak),
 	KUNIT_CASE(rw_late_atomic_ack_after_timeout),
 	KUNIT_CASE(rw_late_atomic_ack_during_resend_run),
+	KUNIT_CASE(rw_late_read_resp_after_timeout),
+	KUNIT_CASE(rw_late_read_resp_during_resend_run),
 	KUNIT_CASE(rw_late_ack_in_rnr_wait),
 	KUNIT_CASE(rw_ack_during_resend_run),
 	KUNIT_CASE(rw_naks_with_progress_not_counted),

@@ -455,6 +455,43 @@ static bool krwq_wire_take_answer(struct krwq_qp *qp, struct krwq_swqe *w,
 }
 
 /*
+ * A READ response come while the head, a READ, waits to go again
+ * (krwq_wire_take_late_answer()).  The one expected next is taken as it
+ * would have been in time: its data lands after what came before, the
+ * resend then asks only for the rest (krwq_wire_send_rc()), and the last
+ * completes the READ.  A run of the send queue that sends the READ again
+ * reads next_resp and read_off with s_lock let go, so while one runs
+ * every response is dropped; so is one that would overrun the READ or
+ * end it short, or whose buffer does not check out.  The resend asks
+ * for those bytes again.  Return: whether @pkt completes the READ.
+ */
+static bool krwq_wire_late_read_resp(struct krwq_qp *qp, struct krwq_swqe *w,
+				     const struct krwq_wire_pkt *pkt,
+				     const void *payload)
+{
+	struct krwq_wire_req *req = &qp->wire_req;
+	u8 op = pkt->opcode;
+	bool last = op == IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST ||
+		    op == IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY;
+	u64 end = (u64)req->read_off + pkt->payload_len;
+
+	if (qp->sq_running || pkt->psn != req->next_resp ||
+	    op < IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST ||
+	    op > IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY ||
+	    end > w->length || (last && end != w->length))
+		return false;
+	if (krwq_wire_local_write(qp, w, req->read_off, payload,
+				  pkt->payload_len))
+		return false;
+	req->read_off = end;
+	req->next_resp = krwq_psn_add(req->next_resp, 1);
+	req->read_gap = false;
+	/* progress: the resend's tries start again */
+	qp->ack_tries = 0;
+	return last;
+}
+
+/*
  * Takes @pkt, come while the WQE at sq_tail is not waiting for an answer
  * (a PSN sequence error NAK or a timeout has it going again, or it waits
  * out an RNR NAK), if it still completes that WQE:
@@ -470,11 +507,17 @@ static bool krwq_wire_take_answer(struct krwq_qp *qp, struct krwq_swqe *w,
  *    timeout, as on a loaded host) to go again until RETRY_EXC_ERR.  Its
  *    result goes in place here; one whose buffer does not check out is
  *    left to its resend, whose answer fails it.
- * (A READ's responses are not taken: its resend asks for the data again.)
- * Return: whether @pkt completes the WQE (an atomic's result written).
+ *  - a READ's response, the one expected next (krwq_wire_late_read_resp()):
+ *    its data is what the resend would bring.  Dropped, it left a READ
+ *    whose first response came just after its timeout to go again until
+ *    RETRY_EXC_ERR, as atomics did; taken, a response that does not
+ *    complete the READ leaves the resend only the rest to ask for.
+ * Return: whether @pkt completes the WQE (an atomic's result written, a
+ * READ's data in place).
  */
 static bool krwq_wire_take_late_answer(struct krwq_qp *qp, struct krwq_swqe *w,
-				       const struct krwq_wire_pkt *pkt)
+				       const struct krwq_wire_pkt *pkt,
+				       const void *payload)
 {
 	const struct krwq_wire_req *req = &qp->wire_req;
 
@@ -483,6 +526,8 @@ static bool krwq_wire_take_late_answer(struct krwq_qp *qp, struct krwq_swqe *w,
 		return false;
 	if (krwq_is_atomic(w->opcode))
 		return krwq_wire_atomic_ack(qp, w, pkt) > 0;
+	if (w->opcode == IB_WR_RDMA_READ)
+		return krwq_wire_late_read_resp(qp, w, pkt, payload);
 	return !krwq_is_rd_atomic(w->opcode) &&
 	       pkt->opcode == IB_OPCODE_RC_ACKNOWLEDGE &&
 	       krwq_psn_diff(pkt->psn, req->first_psn) >= 0 &&
@@ -515,7 +560,8 @@ static bool krwq_wire_take_late_answer(struct krwq_qp *qp, struct krwq_swqe *w,
  * NAK fails it with the responder's error, and the QP goes to ERR.  An
  * ACK of a SEND's or WRITE's last PSN, or an atomic's acknowledgment,
  * completes it even while it is about to go again, or is going again (the
- * run that sends it completes it).  An
+ * run that sends it completes it); a READ's response expected next is
+ * taken while it is about to go again, and the last completes it.  An
  * answer nothing waits for (stale, duplicated, from anyone but the peer)
  * is dropped and counted in wire_rx_dropped.
  *
@@ -540,7 +586,7 @@ void krwq_wire_answer(struct krwq_qp *qp, const struct krwq_wire_pkt *pkt,
 	}
 	w = krwq_sq_entry(qp, qp->sq_tail);
 	if (qp->wire_req.await != KRWQ_WIRE_AWAIT_ANSWER) {
-		if (!krwq_wire_take_late_answer(qp, w, pkt))
+		if (!krwq_wire_take_late_answer(qp, w, pkt, payload))
 			krwq_count(qp->dev, KRWQ_STAT_WIRE_RX_DROPPED, 1);
 		else if (qp->sq_running)
 			qp->wire_req.answered = true;
