@@ -85,8 +85,9 @@ check:
 check-race:
 	scripts/check-race
 
-# blktests' nvme group (or GROUPS: nvme/NNN...) on krwq beside rdma_rxe and siw,
-# in one boot of Debian's kernel; too long for make check (docs/testing.md)
+# blktests' nvme and srp groups (or GROUPS: nvme/NNN srp/NNN...) on krwq beside
+# rdma_rxe and siw, in one boot of Debian's kernel; too long for make check
+# (docs/testing.md)
 check-blktests:
 	scripts/check-blktests $(GROUPS)
 
@@ -135,7 +136,7 @@ help:
 	@echo "make demo       boot Debian's kernel in a VM, load krwq, show it working"
 	@echo 'make check      every test; ends with "N passed, N failed"'
 	@echo 'make check-race krwq under KCSAN (a second cached test kernel)'
-	@echo 'make check-blktests  blktests'"'"' nvme group on RDMA (or GROUPS=nvme/NNN...) on krwq'
+	@echo 'make check-blktests  blktests'"'"' nvme and srp groups on RDMA (or GROUPS=nvme/NNN...) on krwq'
 	@echo '                beside rdma_rxe and siw in Debian'"'"'s kernel; BLKTESTS_DIR=a clone, else cloned'
 	@echo 'make coverage   line and branch coverage of the core (host) and of krwq.ko'
 	@echo '                under the VM stages (a gcov test kernel) into build/coverage'

@@ -6,9 +6,11 @@
 # that file is and its definitions win.
 #
 # What it changes: with USE_KRWQ set (blktests' config), start_soft_rdma
-# loads krwq instead of rdma_rxe or siw and binds a krwq device to each
-# netdev that blktests would bind its own device to, and stop_soft_rdma
-# deletes those devices and unloads krwq.  Without USE_KRWQ both behave
+# loads krwq (with num_devices=0, so that the only krwq devices are
+# netdev-bound, as rdma_rxe's and siw's are) instead of rdma_rxe or siw
+# and binds a krwq device to each netdev that blktests would bind its
+# own device to, and stop_soft_rdma deletes those devices and unloads
+# krwq.  Without USE_KRWQ both behave
 # as blktests wrote them (the copies below run the originals), and
 # start_soft_rdma only adds to the test's full log what the other case
 # adds: the links it left, the record scripts/guest/blktests.sh counts.
@@ -28,7 +30,9 @@ start_soft_rdma() {
 		return
 	fi
 	{
-	modprobe krwq || return $?
+	# no IB-mode krwq0: blktests logs in through every RDMA device, and
+	# each must have a netdev, as rdma_rxe's and siw's do
+	modprobe krwq num_devices=0 || return $?
 	(
 		cd /sys/class/net &&
 			for i in *; do
