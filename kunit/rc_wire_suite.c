@@ -692,13 +692,15 @@ static struct krwq_qp *rw_sent_read(struct kunit *t, u64 *packets)
  * were, a READ whose responses came just after its timeout (a round trip
  * near the timeout, as on a loaded host) went again and again until
  * RETRY_EXC_ERR, as atomics did.  A response past the one expected (the
- * last before the first) is still dropped.  They come after the timeout
- * with bottom halves off, so the resend the timeout queued has not run.
+ * last before the first) is still dropped, and so is the one expected
+ * when it would end the READ without being its last.  They come after
+ * the timeout with bottom halves off, so the resend the timeout queued
+ * has not run.
  */
 static void rw_late_read_resp_after_timeout(struct kunit *t)
 {
 	struct rw *v = t->priv;
-	u8 *first = kunit_kzalloc(t, RW_MTU, GFP_KERNEL);
+	u8 *first = kunit_kzalloc(t, RW_READ_LEN, GFP_KERNEL);
 	u8 *last = kunit_kzalloc(t, RW_MTU, GFP_KERNEL);
 	u64 before, dropped;
 	bool timed, done;
@@ -710,7 +712,7 @@ static void rw_late_read_resp_after_timeout(struct kunit *t)
 
 	KUNIT_ASSERT_NOT_NULL(t, first);
 	KUNIT_ASSERT_NOT_NULL(t, last);
-	memset(first, 'a', RW_MTU);
+	memset(first, 'a', RW_READ_LEN);
 	memset(last, 'b', RW_MTU);
 	qp = rw_sent_read(t, &before);
 	dropped = krwq_test_counter(v->dev, "wire_rx_dropped");
@@ -719,6 +721,8 @@ static void rw_late_read_resp_after_timeout(struct kunit *t)
 	await = qp->wire_req.await;
 	rw_read_resp_of(qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST,
 			RW_SQ_PSN + 1, last, RW_MTU);
+	rw_read_resp_of(qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST, RW_SQ_PSN,
+			first, RW_READ_LEN);
 	rw_read_resp_of(qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST, RW_SQ_PSN,
 			first, RW_MTU);
 	spin_lock_irqsave(&qp->s_lock, flags);
@@ -734,7 +738,7 @@ static void rw_late_read_resp_after_timeout(struct kunit *t)
 	KUNIT_ASSERT_TRUE_MSG(t, timed, "the local ACK timeout was not pending");
 	KUNIT_EXPECT_EQ(t, await, KRWQ_WIRE_AWAIT_NONE);
 	KUNIT_EXPECT_GE(t, krwq_test_counter(v->dev, "wire_rx_dropped"),
-			dropped + 1);
+			dropped + 2);
 	KUNIT_EXPECT_EQ(t, off, RW_MTU);
 	KUNIT_EXPECT_TRUE(t, done);
 	KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
@@ -755,9 +759,9 @@ static void rw_late_read_resp_after_timeout(struct kunit *t)
 
 /*
  * A READ's response that comes while a run of the send queue is about to
- * send the READ again is dropped: the run reads next_resp and read_off
- * with s_lock let go.  Its data does not land, and the resend asks for
- * the whole READ.
+ * send the READ again is dropped: the head is the run's while it is
+ * under way (sq_running).  Its data does not land, and the resend asks
+ * for the whole READ.
  */
 static void rw_late_read_resp_during_resend_run(struct kunit *t)
 {

@@ -459,11 +459,12 @@ static bool krwq_wire_take_answer(struct krwq_qp *qp, struct krwq_swqe *w,
  * (krwq_wire_take_late_answer()).  The one expected next is taken as it
  * would have been in time: its data lands after what came before, the
  * resend then asks only for the rest (krwq_wire_send_rc()), and the last
- * completes the READ.  A run of the send queue that sends the READ again
- * reads next_resp and read_off with s_lock let go, so while one runs
- * every response is dropped; so is one that would overrun the READ or
- * end it short, or whose buffer does not check out.  The resend asks
- * for those bytes again.  Return: whether @pkt completes the READ.
+ * completes the READ.  While a run of the send queue is under way
+ * (sq_running) the head is the run's, to send again or to complete, so
+ * every response is dropped; so is one whose end is not the READ's end
+ * exactly when it is the last (or is when it is not), or whose buffer
+ * does not check out.  The resend asks for those bytes again.
+ * Return: whether @pkt completes the READ.
  */
 static bool krwq_wire_late_read_resp(struct krwq_qp *qp, struct krwq_swqe *w,
 				     const struct krwq_wire_pkt *pkt,
@@ -474,11 +475,12 @@ static bool krwq_wire_late_read_resp(struct krwq_qp *qp, struct krwq_swqe *w,
 	bool last = op == IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST ||
 		    op == IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY;
 	u64 end = (u64)req->read_off + pkt->payload_len;
+	bool whole = end == w->length;
 
 	if (qp->sq_running || pkt->psn != req->next_resp ||
 	    op < IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST ||
 	    op > IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY ||
-	    end > w->length || (last && end != w->length))
+	    end > w->length || last != whole)
 		return false;
 	if (krwq_wire_local_write(qp, w, req->read_off, payload,
 				  pkt->payload_len))
