@@ -394,6 +394,20 @@ static bool rw_time_out(struct krwq_qp *qp)
 	return true;
 }
 
+/*
+ * Plays a run of @qp's send queue under way (@running) or over: req.c's
+ * sq_running, under s_lock.  While it is set no run of send_work's takes
+ * the queue.
+ */
+static void rw_mark_run(struct krwq_qp *qp, bool running)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->s_lock, flags);
+	WRITE_ONCE(qp->sq_running, running);
+	spin_unlock_irqrestore(&qp->s_lock, flags);
+}
+
 /* The completion of rw_sent_atomic()'s FETCH_ADD, its result in place. */
 static void rw_expect_atomic_done(struct kunit *t)
 {
@@ -477,15 +491,13 @@ static void rw_late_atomic_ack_during_resend_run(struct kunit *t)
 	qp = rw_sent_atomic(t, &before);
 	local_bh_disable();
 	timed = rw_time_out(qp);
-	spin_lock_irqsave(&qp->s_lock, flags);
-	WRITE_ONCE(qp->sq_running, true);
-	spin_unlock_irqrestore(&qp->s_lock, flags);
+	rw_mark_run(qp, true);
 	rw_atomic_ack(qp, RW_SQ_PSN);
 	polled = ib_poll_cq(v->cq, 1, &wc);
 	spin_lock_irqsave(&qp->s_lock, flags);
 	answered = qp->wire_req.answered;
-	WRITE_ONCE(qp->sq_running, false);
 	spin_unlock_irqrestore(&qp->s_lock, flags);
+	rw_mark_run(qp, false);
 	local_bh_enable();
 	KUNIT_ASSERT_TRUE_MSG(t, timed, "the local ACK timeout was not pending");
 	KUNIT_EXPECT_EQ(t, polled, 0);
@@ -553,16 +565,14 @@ static void rw_ack_during_resend_run(struct kunit *t)
 	sent_before = krwq_test_counter(v->dev, "wire_tx_packets");
 	local_bh_disable();
 	rw_answer(qp, KRWQ_AETH_NAK | KRWQ_NAK_PSN_SEQ_ERR, RW_SQ_PSN + 2);
-	spin_lock_irqsave(&qp->s_lock, flags);
-	WRITE_ONCE(qp->sq_running, true);
-	spin_unlock_irqrestore(&qp->s_lock, flags);
+	rw_mark_run(qp, true);
 	rw_answer(qp, KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
 		  RW_SQ_PSN + 3);
 	polled = ib_poll_cq(v->cq, 1, &wc);
 	spin_lock_irqsave(&qp->s_lock, flags);
 	answered = qp->wire_req.answered;
-	WRITE_ONCE(qp->sq_running, false);
 	spin_unlock_irqrestore(&qp->s_lock, flags);
+	rw_mark_run(qp, false);
 	local_bh_enable();
 	KUNIT_EXPECT_EQ(t, polled, 0);
 	KUNIT_EXPECT_TRUE(t, answered);
@@ -778,15 +788,13 @@ static void rw_late_read_resp_during_resend_run(struct kunit *t)
 	qp = rw_sent_read(t, &before);
 	local_bh_disable();
 	timed = rw_time_out(qp);
-	spin_lock_irqsave(&qp->s_lock, flags);
-	WRITE_ONCE(qp->sq_running, true);
-	spin_unlock_irqrestore(&qp->s_lock, flags);
+	rw_mark_run(qp, true);
 	rw_read_resp_of(qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST, RW_SQ_PSN,
 			first, RW_MTU);
 	spin_lock_irqsave(&qp->s_lock, flags);
 	off = qp->wire_req.read_off;
-	WRITE_ONCE(qp->sq_running, false);
 	spin_unlock_irqrestore(&qp->s_lock, flags);
+	rw_mark_run(qp, false);
 	local_bh_enable();
 	KUNIT_ASSERT_TRUE_MSG(t, timed, "the local ACK timeout was not pending");
 	KUNIT_EXPECT_EQ(t, off, 0);
@@ -1675,20 +1683,15 @@ static void rw_reset_drops_unsent(struct kunit *t)
 static void rw_window_ack_during_run(struct kunit *t)
 {
 	struct rw *v = t->priv;
-	unsigned long flags;
 	struct krwq_qp *qp;
 	u64 before;
 
 	qp = rw_sent_three(t, &before);
 	local_bh_disable();
-	spin_lock_irqsave(&qp->s_lock, flags);
-	WRITE_ONCE(qp->sq_running, true);
-	spin_unlock_irqrestore(&qp->s_lock, flags);
+	rw_mark_run(qp, true);
 	rw_answer(qp, KRWQ_AETH_ACK | KRWQ_AETH_CREDITS_UNLIMITED,
 		  RW_SQ_PSN + 11);
-	spin_lock_irqsave(&qp->s_lock, flags);
-	WRITE_ONCE(qp->sq_running, false);
-	spin_unlock_irqrestore(&qp->s_lock, flags);
+	rw_mark_run(qp, false);
 	local_bh_enable();
 	rw_expect_sends(t, 7, 3);
 	KUNIT_EXPECT_EQ(t, qp->wire_req.await, KRWQ_WIRE_AWAIT_NONE);
