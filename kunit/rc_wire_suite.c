@@ -768,6 +768,28 @@ static void rw_late_read_resp_after_timeout(struct kunit *t)
 }
 
 /*
+ * A READ response that is not the last but fills the READ to its end
+ * breaks the protocol (a last response carries at least a byte): the
+ * READ fails with BAD_RESP_ERR.  Taken, as it was, it left the READ
+ * waiting for a last response with nothing left to carry, and the
+ * resend after its timeout asked for no bytes.
+ */
+static void rw_read_resp_filling_not_last_fails(struct kunit *t)
+{
+	struct rw *v = t->priv;
+	struct krwq_qp *qp;
+	struct ib_wc wc;
+	u64 before;
+
+	qp = rw_sent_read(t, &before);
+	rw_read_resp(t, qp, IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST, RW_SQ_PSN,
+		     RW_READ_LEN, 'a');
+	KUNIT_ASSERT_EQ(t, ib_poll_cq(v->cq, 1, &wc), 1);
+	KUNIT_EXPECT_EQ(t, wc.wr_id, 8);
+	KUNIT_EXPECT_EQ(t, wc.status, IB_WC_BAD_RESP_ERR);
+}
+
+/*
  * A READ's response that comes while a run of the send queue is about to
  * send the READ again is dropped: the head is the run's while it is
  * under way (sq_running).  Its data does not land, and the resend asks
@@ -1953,6 +1975,7 @@ static struct kunit_case krwq_rc_req_cases[] = {
 	KUNIT_CASE(rw_late_atomic_ack_during_resend_run),
 	KUNIT_CASE(rw_late_read_resp_after_timeout),
 	KUNIT_CASE(rw_late_read_resp_during_resend_run),
+	KUNIT_CASE(rw_read_resp_filling_not_last_fails),
 	KUNIT_CASE(rw_late_ack_in_rnr_wait),
 	KUNIT_CASE(rw_ack_during_resend_run),
 	KUNIT_CASE(rw_naks_with_progress_not_counted),

@@ -347,7 +347,10 @@ static void krwq_wire_nak_past(struct krwq_qp *qp)
  * local ACK timer starts again with each, so a long READ is not sent
  * again while its responses come.  One past it: the rest of the READ is
  * asked for again (krwq_wire_read_rest()), once until the expected one
- * comes.  Return: true when the READ is done, with *@status.
+ * comes.  One that would carry the READ past its end, or that reaches
+ * its end without being its last (a last response carries at least a
+ * byte), fails it with BAD_RESP_ERR.  Return: true when the READ is
+ * done, with *@status.
  */
 static bool krwq_wire_read_resp(struct krwq_qp *qp, struct krwq_swqe *w,
 				const struct krwq_wire_pkt *pkt,
@@ -358,6 +361,7 @@ static bool krwq_wire_read_resp(struct krwq_qp *qp, struct krwq_swqe *w,
 	u8 op = pkt->opcode;
 	bool last = op == IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST ||
 		    op == IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY;
+	u64 end;
 
 	if (w->opcode != IB_WR_RDMA_READ)
 		return false;
@@ -369,7 +373,8 @@ static bool krwq_wire_read_resp(struct krwq_qp *qp, struct krwq_swqe *w,
 	if (pkt->psn != req->next_resp)
 		return false;	/* late, or a duplicate */
 	req->read_gap = false;
-	if ((u64)req->read_off + pkt->payload_len > w->length) {
+	end = (u64)req->read_off + pkt->payload_len;
+	if (end > w->length || (!last && end == w->length)) {
 		*status = IB_WC_BAD_RESP_ERR;
 		return true;
 	}

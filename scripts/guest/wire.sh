@@ -472,6 +472,7 @@ rmmod krwq_kunit_rc >> $log 2>&1
 for c in req:rw_late_ack_after_nak req:rw_late_atomic_ack_after_timeout \
 	req:rw_late_atomic_ack_during_resend_run \
 	req:rw_late_read_resp_after_timeout req:rw_late_read_resp_during_resend_run \
+	req:rw_read_resp_filling_not_last_fails \
 	req:rw_late_ack_in_rnr_wait req:rw_ack_during_resend_run \
 	req:rw_naks_with_progress_not_counted req:rw_read_resend_asks_for_rest \
 	req:rw_window_sends_ahead req:rw_window_nak_goes_back \
