@@ -55,7 +55,9 @@ make_netdev() {
 }
 
 # make_device NAME NETDEV: NAME (krwq, or rxe for rxe*) on NETDEV, its
-# port active
+# port active and NETDEV's IPv6 addresses through duplicate address
+# detection: the suite's first test makes an AH to a GID it draws, and
+# the RDMA core cannot resolve a tentative address's (ETIMEDOUT)
 make_device() {
 	case $1 in
 	rxe*) md_type=rxe md_addr=192.0.2.17 ;;
@@ -66,7 +68,8 @@ make_device() {
 			{ [ "$md_type" = krwq ] || timeout 60 modprobe rdma_rxe; } &&
 			timeout 60 rdma link add "$1" type "$md_type" netdev "$2"
 	} > "$log" 2>&1 &&
-		wait_for 10 grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state"
+		wait_for 10 grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state" &&
+		wait_for 20 sh -c "! ip -6 addr show dev $2 | grep -q tentative"
 }
 
 # run_suite DEVICE: the whole suite on DEVICE, its verbose output in
