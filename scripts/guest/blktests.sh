@@ -78,11 +78,11 @@ for t in "$@"; do
 	esac
 done
 
-# run_pass DEVICE GROUP RESULTS BOUND_S TEST...: TESTs (of GROUP) once
-# on DEVICE, their results in the folder RESULTS, within BOUND_S
+# run_pass DEVICE GROUP RESULTS SECONDS TEST...: TESTs (of GROUP) once
+# on DEVICE, their results in the folder RESULTS, within SECONDS
 # seconds, and what they did reported as the header says
 run_pass() {
-	rp_dev=$1 rp_group=$2 rp_res=$3 rp_bound=$4
+	rp_dev=$1 rp_group=$2 rp_res=$3 rp_secs=$4
 	shift 4
 	case $rp_dev in
 	# USE_RXE too: the groups' requirements name rdma_rxe or siw
@@ -101,8 +101,7 @@ USE_RXE=1' ;;
 	EOC
 	rp_log=/tmp/blktests-$rp_dev-$rp_group.log
 	rp_t0=$(cut -d. -f1 /proc/uptime)
-	# shellcheck disable=SC2086 # TESTs are words
-	(cd $bt && timeout "$rp_bound" bash ./check -o "$rp_res" "$@") > "$rp_log" 2>&1
+	(cd $bt && timeout "$rp_secs" bash ./check -o "$rp_res" "$@") > "$rp_log" 2>&1
 	rp_rc=$?
 	echo "# blktests $rp_group on $rp_dev: status $rp_rc, $(($(cut -d. -f1 /proc/uptime) - rp_t0)) s"
 	sed 's/^/# /' "$rp_log"
