@@ -36,10 +36,12 @@ dose() {
 }
 
 # The kernel's complaints, as an extended regular expression over its log
-# lines: any of them fails a VM run (scripts/vm) and the race stage
-# (scripts/check-race, where KCSAN's own reports are sorted apart first).
-# kmemleak's leak reports are read from the runner's own scan.  It goes to
-# awk through -v, which reads backslash escapes: keep it free of them.
+# lines: any of them fails a VM run (scripts/vm: scripts/runner/splats.py
+# reads it from here) and the race stage (scripts/check-race, where
+# KCSAN's own reports are sorted apart first).  kmemleak's leak reports
+# are read from the runner's own scan.  It goes to awk through -v, which
+# reads backslash escapes, and to Python's re: keep it words joined by
+# "|", with no backslash nor any other operator.
 KRWQ_SPLATS='BUG:|WARNING:|Oops|KASAN|UBSAN|general protection fault'
 KRWQ_SPLATS+='|possible circular locking dependency|possible recursive locking'
 KRWQ_SPLATS+='|inconsistent lock state|suspicious RCU usage|lock held when returning'

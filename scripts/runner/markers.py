@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: GPL-2.0
+"""The lines the guest's /init (scripts/guest/init.sh) prints on the
+console, for the runner and the bash scripts to find its parts by.
+
+The dmesg pair is lib.sh's, since its vm_dmesg and the stages that use
+it read the console logs too: it is read from there.
+"""
+
+from runner import shell
+
+BEGIN = "@@krwq-vm-begin@@"  # /init has started; COMMAND's lines follow
+CMD_END = "@@krwq-vm-command-end@@"  # COMMAND has ended
+SETUP_FAILED = "@@krwq-vm-setup-failed@@"  # COMMAND never ran
+LEAK_BEGIN = "@@krwq-vm-kmemleak-begin@@"  # kmemleak's report after its scans
+LEAK_END = "@@krwq-vm-kmemleak-end@@"
+GCOV_BEGIN = "@@krwq-vm-gcov-begin@@"  # the .gcda files, a base64'd tar.gz
+GCOV_END = "@@krwq-vm-gcov-end@@"
+EXIT = "@@krwq-vm-exit:"  # then COMMAND's status and "@@"
+TIMES = "@@krwq-vm-times:"  # then the uptime at COMMAND's start and end, "@@"
+KVM_OK = "@@krwq-kvm-ok@@"  # the KVM probe's guest has run
+
+
+def dmesg():
+    """M_DMESG_BEGIN and M_DMESG_END: the kernel log's part, lib.sh's."""
+    v = shell.values()
+    return v["M_DMESG_BEGIN"], v["M_DMESG_END"]
+
+
+def section(lines, begin, end):
+    """The LINES between a line that holds BEGIN and the next that holds
+    END, every such part in turn (lib.sh's section, on a list).
+
+    >>> section(["a", "x @@b@@", "1", "2", "@@e@@ y", "3", "@@b@@", "4"], "@@b@@", "@@e@@")
+    ['1', '2', '4']
+    """
+    out, on = [], False
+    for line in lines:
+        if end in line:
+            on = False
+        if on:
+            out.append(line)
+        if begin in line:
+            on = True
+    return out
+
+
+def read_lines(path):
+    """PATH's lines as awk reads them: split at newlines only, bytes that
+    are not UTF-8 kept (surrogateescape)."""
+    with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
+        text = f.read()
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
