@@ -51,7 +51,8 @@ KRWQ_SPLATS+='|blocked for more than|soft lockup|self-detected stall|rcu: INFO'
 KRWQ_SPLATS+='|kmemleak: Trying to color unknown object|kmemleak: Found object by alias'
 
 # The lines between which a VM run's console log holds the kernel log
-# that scripts/vm prints at the end of every run.
+# that the guest's /init prints at the end of every run (scripts/vm
+# hands them to it; scripts/runner/markers.py reads them from here).
 M_DMESG_BEGIN=@@krwq-vm-dmesg-begin@@
 M_DMESG_END=@@krwq-vm-dmesg-end@@
 

@@ -2,8 +2,9 @@
 """The lines the guest's /init (scripts/guest/init.sh) prints on the
 console, for the runner and the bash scripts to find its parts by.
 
-The dmesg pair is lib.sh's, since its vm_dmesg and the stages that use
-it read the console logs too: it is read from there.
+They reach the guest in /krwq/vm.env (boot.vm_env), so that this file
+and lib.sh hold their only definitions: the dmesg pair is lib.sh's,
+since its vm_dmesg and the stages that use it read the console logs too.
 """
 
 from runner import shell
@@ -24,6 +25,16 @@ def dmesg():
     """M_DMESG_BEGIN and M_DMESG_END: the kernel log's part, lib.sh's."""
     v = shell.values()
     return v["M_DMESG_BEGIN"], v["M_DMESG_END"]
+
+
+def guest_names():
+    """The markers as init.sh names them: {M_BEGIN: "@@krwq-vm-begin@@", ...}."""
+    begin, end = dmesg()
+    return {"M_BEGIN": BEGIN, "M_CMD_END": CMD_END, "M_SETUP_FAILED": SETUP_FAILED,
+            "M_LEAK_BEGIN": LEAK_BEGIN, "M_LEAK_END": LEAK_END,
+            "M_DMESG_BEGIN": begin, "M_DMESG_END": end,
+            "M_GCOV_BEGIN": GCOV_BEGIN, "M_GCOV_END": GCOV_END,
+            "M_EXIT": EXIT, "M_TIMES": TIMES}
 
 
 def section(lines, begin, end):

@@ -2,7 +2,8 @@
 """What scripts/lib.sh defines, asked of bash, and the runner's messages.
 
 The bash scripts and the runner share lib.sh's values (the splat list,
-the dmesg markers, the cache folder): both read the one definition there
+the dmesg markers, the cache folder) and its helpers (need_pkgs,
+elf_libs, copy_to_root, merge_usr): both read the one definition there
 instead of keeping a copy each.
 """
 
@@ -34,8 +35,9 @@ def die(msg):
 
 def bash(snippet, *args, **kwargs):
     """SNIPPET run by bash with ARGS as "$@", after lib.sh, under the
-    options scripts/vm always ran its helpers with (set -euo pipefail).
-    KWARGS go to subprocess.run; standard error is ours."""
+    options scripts/vm always ran its helpers with (set -euo pipefail:
+    elf_libs' failure is one inside a pipeline).  KWARGS go to
+    subprocess.run; standard error is ours."""
     script = f"set -euo pipefail; shopt -s inherit_errexit; . {shlex.quote(LIB_SH)}; {snippet}"
     return subprocess.run(["bash", "-c", script, "krwq", *args], **kwargs)
 
@@ -49,3 +51,35 @@ def values():
                check=True, stdout=subprocess.PIPE, text=True)
     return dict(zip(names, got.stdout.split("\0")))
 
+
+def need_pkgs(var):
+    """lib.sh's need_pkgs on the packages of its array VAR (VM_PKGS):
+    installed when root, else the exact apt-get line and status 1.
+    Whether it ran apt-get update is passed on, as the shell's export
+    was, to the need_pkgs of the scripts run after it."""
+    got = bash(f'need_pkgs "${{{var}[@]}}"; echo "${{KRWQ_APT_UPDATED:-}}"',
+               stdout=subprocess.PIPE, text=True)
+    if got.returncode:
+        sys.exit(got.returncode)
+    if got.stdout.strip():
+        os.environ["KRWQ_APT_UPDATED"] = got.stdout.strip()
+
+
+def elf_libs(files):
+    """lib.sh's elf_libs on FILES: the shared libraries they need, and
+    the loader.  FILES go in on standard input, not as arguments: an
+    --add of a whole tree can name more than an argument list holds."""
+    got = bash('mapfile -d "" -t f; [ ${#f[@]} -eq 0 ] || elf_libs "${f[@]}"',
+               input="".join(f + "\0" for f in files).encode("utf-8", "surrogateescape"),
+               stdout=subprocess.PIPE)
+    if got.returncode:
+        sys.exit(1)  # elf_libs said which library is missing
+    return got.stdout.decode("utf-8", "surrogateescape").splitlines()
+
+
+def copy_libs(root, libs):
+    """lib.sh's copy_to_root ROOT LIB for each of LIBS, then merge_usr
+    ROOT."""
+    if bash('r=$1; shift; for l; do copy_to_root "$r" "$l"; done; merge_usr "$r"',
+            root, *libs).returncode:
+        sys.exit(1)
