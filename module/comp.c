@@ -341,6 +341,13 @@ static void krwq_wire_nak_past(struct krwq_qp *qp)
 		krwq_wire_done(qp, w, status);
 }
 
+/* Whether a READ response's opcode ends its READ (LAST or ONLY). */
+static bool krwq_read_resp_last(u8 op)
+{
+	return op == IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST ||
+	       op == IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY;
+}
+
 /*
  * An RDMA READ response.  The one with the PSN expected next: its payload
  * lands after what came before, and the last completes the READ; the
@@ -358,9 +365,7 @@ static bool krwq_wire_read_resp(struct krwq_qp *qp, struct krwq_swqe *w,
 				struct sk_buff_head *out)
 {
 	struct krwq_wire_req *req = &qp->wire_req;
-	u8 op = pkt->opcode;
-	bool last = op == IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST ||
-		    op == IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY;
+	bool last = krwq_read_resp_last(pkt->opcode);
 	u64 end;
 
 	if (w->opcode != IB_WR_RDMA_READ)
@@ -477,8 +482,7 @@ static bool krwq_wire_late_read_resp(struct krwq_qp *qp, struct krwq_swqe *w,
 {
 	struct krwq_wire_req *req = &qp->wire_req;
 	u8 op = pkt->opcode;
-	bool last = op == IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST ||
-		    op == IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY;
+	bool last = krwq_read_resp_last(op);
 	u64 end = (u64)req->read_off + pkt->payload_len;
 	bool whole = end == w->length;
 
