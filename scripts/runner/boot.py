@@ -71,7 +71,7 @@ def kernel_build_dir(boot):
 
 def output(argv):
     """ARGV's standard output, stripped; its failure is the run's."""
-    got = subprocess.run(argv, stdout=subprocess.PIPE, text=True)
+    got = shell.run(argv, stdout=subprocess.PIPE, text=True)
     if got.returncode:
         sys.exit(got.returncode)
     return got.stdout.strip()
@@ -243,9 +243,18 @@ def kvm_works(boot, kdir, base):
         pack_root(root, os.path.join(tmp, "overlay.cpio.gz"))
         initrd(base, os.path.join(tmp, "overlay.cpio.gz"), os.path.join(tmp, "initrd"))
         argv = qemu_argv(boot, "kvm", kdir, os.path.join(tmp, "initrd"), link=False)
-        got = subprocess.run(["timeout", "-k", "2", "15", *argv], stdin=subprocess.DEVNULL,
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        return markers.KVM_OK.encode() in got.stdout
+        # timeout(1) bounds the probe's QEMU even if we are stopped: on
+        # the way out it gets a SIGTERM it passes on, never a SIGKILL
+        # that would leave a hung KVM guest running with nothing to end it
+        proc = subprocess.Popen(["timeout", "-k", "2", "15", *argv], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            out, _ = proc.communicate()
+        finally:
+            if proc.returncode is None:
+                proc.terminate()
+                proc.wait()
+        return markers.KVM_OK.encode() in out
 
 
 def pick_accel(boot, kdir, base):
@@ -380,7 +389,7 @@ def make_overlay(boot, root, module, helper, base_files):
         die(f'no {module}: build it (make KDIR="$(scripts/test-kernel)") or pass --no-module')
     shutil.copy(os.path.join(ROOT, "scripts", "guest", "init.sh"), os.path.join(root, "init"))
     os.chmod(os.path.join(root, "init"), 0o755)
-    with open(os.path.join(root, "krwq", "vm.env"), "w") as f:
+    with open(os.path.join(root, "krwq", "vm.env"), "w", errors="surrogateescape") as f:
         f.write(vm_env(boot, helper))
     if boot.module:
         check_params(boot, module)
@@ -467,6 +476,12 @@ def run(boot):
         argv = qemu_argv(boot, accel, kdir, os.path.join(tmp, "initrd"))
         start = time.monotonic_ns()
         qemu_status, cpu = boot_qemu(boot, argv, console_log)
+        seconds = judge.tenths((time.monotonic_ns() - start) // 100_000_000)
+        # judged, and its gcov counts taken, from this run's own file,
+        # before it becomes KRWQ_VM_LOG, which another run may share
+        if boot.gcov_dir:
+            judge.save_gcov(console_log, boot.gcov_dir, boot.log)
+        status = judge.verdict(console_log, qemu_status, seconds, boot.timeout, boot.log)
         try:
             shutil.move(console_log, boot.log)
         except OSError as e:
@@ -475,9 +490,5 @@ def run(boot):
         shutil.rmtree(tmp, ignore_errors=True)
         if os.path.exists(console_log):
             os.remove(console_log)
-    if boot.gcov_dir:
-        judge.save_gcov(boot.log, boot.gcov_dir)
-    seconds = judge.tenths((time.monotonic_ns() - start) // 100_000_000)
-    status = judge.verdict(boot.log, qemu_status, seconds, boot.timeout)
     judge.record_boot(boot, kdir, seconds, status, int(cpu))
     return status

@@ -27,14 +27,16 @@ def tenths(n):
     return f"{n // 10}.{n % 10}"
 
 
-def verdict(path, qemu_status, seconds, timeout):
+def verdict(path, qemu_status, seconds, timeout, shown=None):
     """The exit status of the run whose console log is at PATH: 124 when
     QEMU_STATUS (timeout's) says the guest was killed, 1 when the guest's
     setup failed or no exit status came, else COMMAND's, made 1 when it
     was 0 and the kernel complained.  Why a run failed goes to standard
     error, with the kernel's complaints; SECONDS is the run's time,
-    TIMEOUT the --timeout."""
+    TIMEOUT the --timeout, SHOWN the name the messages give the log
+    (where it will be kept; PATH by default)."""
     lines = markers.read_lines(path)
+    path = shown or path
     whole = "\n".join(lines)
     text = splats.kernel_text(lines)
     found = splats.find(text)
@@ -78,11 +80,11 @@ def log_lines(lines):
     sys.stderr.flush()
 
 
-def save_gcov(path, folder):
+def save_gcov(path, folder, shown=None):
     """The gcov counts the guest printed into the console log at PATH (a
     base64'd tar.gz of its /sys/kernel/debug/gcov's .gcda files),
-    unpacked into a new folder FOLDER/boot.*; a warning, not a failure,
-    when there are none."""
+    unpacked into a new folder FOLDER/boot.*; a warning, naming the log
+    SHOWN (PATH by default), not a failure, when there are none."""
     os.makedirs(folder, exist_ok=True)
     to = tempfile.mkdtemp(prefix="boot.", dir=folder)
     encoded = "".join(markers.section(markers.read_lines(path),
@@ -95,7 +97,8 @@ def save_gcov(path, folder):
         unpacked = False
     if not unpacked or not any(name.endswith(".gcda")
                                for _, _, files in os.walk(to) for name in files):
-        log(f"vm: no gcov counts came out of the guest (KRWQ_VM_GCOV; console log: {path})")
+        log(f"vm: no gcov counts came out of the guest (KRWQ_VM_GCOV; console log: "
+            f"{shown or path})")
         shutil.rmtree(to, ignore_errors=True)
 
 
@@ -120,7 +123,7 @@ def record_boot(boot, kdir, seconds, status, cpu):
         return
     kernel = os.path.basename(kdir.rstrip("/")) + ("" if boot.kmemleak else "+kmemleak=off")
     try:
-        with open(boot.boot_file, "a") as f:
+        with open(boot.boot_file, "a", errors="surrogateescape") as f:
             f.write(boot_line(kernel, seconds, status, cpu, boot.command))
     except OSError:
         pass  # a lost line of the table fails nothing

@@ -33,13 +33,35 @@ def die(msg):
     sys.exit(1)
 
 
+def run(argv, check=False, **kwargs):
+    """subprocess.run(ARGV, check=CHECK, **KWARGS), except that a child
+    still running when we are stopped (a signal's SystemExit, ^C) gets a
+    SIGTERM and is waited for, where subprocess.run would SIGKILL it: the
+    project's scripts clean up in their EXIT traps (scripts/initramfs
+    removes its half-built image), which a SIGKILL skips."""
+    data = kwargs.pop("input", None)
+    if data is not None:
+        kwargs["stdin"] = subprocess.PIPE
+    with subprocess.Popen(argv, **kwargs) as proc:
+        try:
+            out, err = proc.communicate(data)
+        except BaseException:
+            proc.terminate()
+            proc.wait()
+            raise
+    done = subprocess.CompletedProcess(argv, proc.returncode, out, err)
+    if check:
+        done.check_returncode()
+    return done
+
+
 def bash(snippet, *args, **kwargs):
     """SNIPPET run by bash with ARGS as "$@", after lib.sh, under the
     options scripts/vm always ran its helpers with (set -euo pipefail:
-    elf_libs' failure is one inside a pipeline).  KWARGS go to
-    subprocess.run; standard error is ours."""
+    elf_libs' failure is one inside a pipeline).  KWARGS go to run();
+    standard error is ours."""
     script = f"set -euo pipefail; shopt -s inherit_errexit; . {shlex.quote(LIB_SH)}; {snippet}"
-    return subprocess.run(["bash", "-c", script, "krwq", *args], **kwargs)
+    return run(["bash", "-c", script, "krwq", *args], **kwargs)
 
 
 @functools.cache
