@@ -55,12 +55,15 @@ def run(argv, check=False, **kwargs):
     return done
 
 
-def bash(snippet, *args, **kwargs):
+def bash(snippet, *args, errexit=True, **kwargs):
     """SNIPPET run by bash with ARGS as "$@", after lib.sh, under the
     options scripts/vm always ran its helpers with (set -euo pipefail:
-    elf_libs' failure is one inside a pipeline).  KWARGS go to run();
-    standard error is ours."""
-    script = f"set -euo pipefail; shopt -s inherit_errexit; . {shlex.quote(LIB_SH)}; {snippet}"
+    elf_libs' failure is one inside a pipeline); without -e when ERREXIT
+    is false, as the stage scripts run lib.sh's test helpers (kunit.py
+    parse fails on a failed case, and kunit_tally goes on to count it).
+    KWARGS go to run(); standard error is ours."""
+    opts = "set -euo pipefail; shopt -s inherit_errexit" if errexit else "set -uo pipefail"
+    script = f"{opts}; . {shlex.quote(LIB_SH)}; {snippet}"
     return run(["bash", "-c", script, "krwq", *args], **kwargs)
 
 
