@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""runner - the test VM's boot (scripts/vm), in Python.
+"""runner - the test VM's boot (scripts/vm) and the stage of its
+groups of tests (scripts/check-vm), in Python.
 
   cli.py       scripts/vm's command line and environment, made a Boot
   boot.py      Boot, one boot declared as data, and its run: the overlay,
@@ -10,6 +11,8 @@
   console.py   the console's copy: escapes stripped, COMMAND's lines shown
   markers.py   the lines the guest's /init prints, and section()
   shell.py     what scripts/lib.sh defines, asked of bash (one definition)
+  vmstages.py  scripts/check-vm's groups: each one boot declared as data
+               (its guest parts, its options), and the checks read back
 
 The guest's /init is scripts/guest/init.sh; the run's values reach it in
 /krwq/vm.env (boot.vm_env).  Standard library only.
