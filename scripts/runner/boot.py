@@ -243,18 +243,10 @@ def kvm_works(boot, kdir, base):
         pack_root(root, os.path.join(tmp, "overlay.cpio.gz"))
         initrd(base, os.path.join(tmp, "overlay.cpio.gz"), os.path.join(tmp, "initrd"))
         argv = qemu_argv(boot, "kvm", kdir, os.path.join(tmp, "initrd"), link=False)
-        # timeout(1) bounds the probe's QEMU even if we are stopped: on
-        # the way out it gets a SIGTERM it passes on, never a SIGKILL
-        # that would leave a hung KVM guest running with nothing to end it
-        proc = subprocess.Popen(["timeout", "-k", "2", "15", *argv], stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-        try:
-            out, _ = proc.communicate()
-        finally:
-            if proc.returncode is None:
-                proc.terminate()
-                proc.wait()
-        return markers.KVM_OK.encode() in out
+        # shell.run: stopped, timeout(1) still bounds the probe's QEMU
+        got = shell.run(["timeout", "-k", "2", "15", *argv], stdin=subprocess.DEVNULL,
+                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        return markers.KVM_OK.encode() in got.stdout
 
 
 def pick_accel(boot, kdir, base):
@@ -431,16 +423,12 @@ def boot_qemu(boot, argv, console_log):
     """
     before = os.times()
     with open(console_log, "wb") as f:
-        proc = subprocess.Popen(["timeout", "--foreground", "-k", "5", str(boot.timeout), *argv],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT)
-        try:
+        # stopped, QEMU goes with us (shell.child)
+        with shell.child(["timeout", "--foreground", "-k", "5", str(boot.timeout), *argv],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT) as proc:
             console.Console(f, sys.stdout.buffer).copy(proc.stdout)
             proc.wait()
-        finally:
-            if proc.returncode is None:  # we are being stopped: QEMU with us
-                proc.terminate()
-                proc.wait()
     after = os.times()
     cpu = sum(after[:4]) - sum(before[:4])
     status = proc.returncode if proc.returncode >= 0 else 128 - proc.returncode

@@ -7,6 +7,7 @@ elf_libs, copy_to_root, merge_usr): both read the one definition there
 instead of keeping a copy each.
 """
 
+import contextlib
 import functools
 import os
 import shlex
@@ -33,22 +34,31 @@ def die(msg):
     sys.exit(1)
 
 
+@contextlib.contextmanager
+def child(argv, **kwargs):
+    """subprocess.Popen(ARGV, **KWARGS) as a context: a child still
+    running when we are stopped (a signal's SystemExit, ^C, an error)
+    gets a SIGTERM and is waited for, where subprocess.run would SIGKILL
+    it.  The project's scripts clean up in their EXIT traps
+    (scripts/initramfs removes its half-built image) and timeout(1)
+    passes a SIGTERM on to the QEMU it bounds; a SIGKILL skips both."""
+    with subprocess.Popen(argv, **kwargs) as proc:
+        try:
+            yield proc
+        finally:
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait()
+
+
 def run(argv, check=False, **kwargs):
-    """subprocess.run(ARGV, check=CHECK, **KWARGS), except that a child
-    still running when we are stopped (a signal's SystemExit, ^C) gets a
-    SIGTERM and is waited for, where subprocess.run would SIGKILL it: the
-    project's scripts clean up in their EXIT traps (scripts/initramfs
-    removes its half-built image), which a SIGKILL skips."""
+    """subprocess.run(ARGV, check=CHECK, **KWARGS), its child stopped as
+    child() stops it."""
     data = kwargs.pop("input", None)
     if data is not None:
         kwargs["stdin"] = subprocess.PIPE
-    with subprocess.Popen(argv, **kwargs) as proc:
-        try:
-            out, err = proc.communicate(data)
-        except BaseException:
-            proc.terminate()
-            proc.wait()
-            raise
+    with child(argv, **kwargs) as proc:
+        out, err = proc.communicate(data)
     done = subprocess.CompletedProcess(argv, proc.returncode, out, err)
     if check:
         done.check_returncode()

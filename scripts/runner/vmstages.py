@@ -197,18 +197,13 @@ class Run:
         except FileNotFoundError:
             pass
         with open(log_file, "wb") as f, \
-                subprocess.Popen(["scripts/vm", "run", *args], stdout=subprocess.PIPE,
-                                 stdin=subprocess.DEVNULL) as proc:
-            try:
-                for line in iter(proc.stdout.readline, b""):
-                    f.write(line)
-                    if echo:
-                        sys.stderr.buffer.write(line)
-                        sys.stderr.flush()
-            except BaseException:  # stopped: the boot ends as shell.run's do
-                proc.terminate()
-                proc.wait()
-                raise
+                shell.child(["scripts/vm", "run", *args], stdout=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL) as proc:
+            for line in iter(proc.stdout.readline, b""):
+                f.write(line)
+                if echo:
+                    sys.stderr.buffer.write(line)
+                    sys.stderr.flush()
             return proc.wait()
 
     def keep_console(self, to):
