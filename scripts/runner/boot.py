@@ -28,6 +28,8 @@ from runner.shell import ROOT, die, log
 GUEST_LIBS = ("tap.sh", "pair.sh", "roce.sh", "module.sh", "nvmeof-lib.sh", "nfs-lib.sh")
 # the kmemleak helper's name in the guest (vmhelpers/vm_kmemleak.c)
 GUEST_HELPER = "/krwq/vm/krwq_vm_kmemleak.ko"
+# where the consoles are kept: each run's while it runs, the last one's after
+LOG_DIR = os.path.join(ROOT, "build", "vm")
 
 
 @dataclasses.dataclass
@@ -48,7 +50,7 @@ class Boot:
     link_role: str = ""  # --link: listen, connect, none; "" for no NIC
     link_port: int = 0  # --link's loopback port
     gcov_dir: str = ""  # KRWQ_VM_GCOV: where the gcov counts go
-    log: str = os.path.join(ROOT, "build", "vm", "last-console.log")  # KRWQ_VM_LOG
+    log: str = os.path.join(LOG_DIR, "last-console.log")  # KRWQ_VM_LOG
     boot_file: str = ""  # KRWQ_BOOT_FILE: make check's table of boots
 
     def final_scans(self):
@@ -362,7 +364,7 @@ def vm_env(boot, helper):
         load = " ".join([". /krwq/lib/module.sh && insmod_deps /krwq/krwq.ko",
                          *map(shlex.quote, boot.params)])
     values = {"KRWQ_LOAD": load, "KRWQ_CMD": boot.command,
-              "KRWQ_KMEMLEAK": boot.scans if boot.kmemleak else "0",
+              "KRWQ_KMEMLEAK": "1" if boot.final_scans() else "0",
               "KRWQ_HELPER": GUEST_HELPER if helper else "",
               "KRWQ_GCOV": "1" if boot.gcov_dir else "",
               **markers.guest_names()}
@@ -449,8 +451,7 @@ def run(boot):
     base = output([os.path.join(ROOT, "scripts", "initramfs"), kdir])
     accel = pick_accel(boot, kdir, base)
 
-    log_dir = os.path.join(ROOT, "build", "vm")
-    console_log = os.path.join(log_dir, f"console.{os.getpid()}.log")
+    console_log = os.path.join(LOG_DIR, f"console.{os.getpid()}.log")
     tmp = tempfile.mkdtemp()
     try:
         root = os.path.join(tmp, "root")
@@ -460,7 +461,7 @@ def run(boot):
         pack_root(root, os.path.join(tmp, "overlay.cpio.gz"))
         initrd(base, os.path.join(tmp, "overlay.cpio.gz"), os.path.join(tmp, "initrd"))
 
-        os.makedirs(log_dir, exist_ok=True)
+        os.makedirs(LOG_DIR, exist_ok=True)
         argv = qemu_argv(boot, accel, kdir, os.path.join(tmp, "initrd"))
         start = time.monotonic_ns()
         qemu_status, cpu = boot_qemu(boot, argv, console_log)

@@ -7,7 +7,7 @@ import shlex
 import sys
 
 from runner import boot
-from runner.shell import ROOT, die
+from runner.shell import die
 
 USAGE = """\
 usage: scripts/vm run [OPTION]... -- COMMAND [ARG...]
@@ -150,7 +150,7 @@ def from_env(b, env):
     b.smp = env.get("KRWQ_VM_SMP") or "2"
     b.scans = env.get("KRWQ_VM_KMEMLEAK") or "1"
     b.gcov_dir = env.get("KRWQ_VM_GCOV") or ""
-    b.log = env.get("KRWQ_VM_LOG") or os.path.join(ROOT, "build", "vm", "last-console.log")
+    b.log = env.get("KRWQ_VM_LOG") or b.log
     b.boot_file = env.get("KRWQ_BOOT_FILE") or ""
 
 
