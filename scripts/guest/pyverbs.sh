@@ -54,10 +54,23 @@ make_netdev() {
 		ip addr add "$2/28" dev "$1"
 }
 
+# dad_done NETDEV: NETDEV has its link-local IPv6 address, and none of
+# its addresses is tentative.  The link-local address can appear only
+# after the device is made, so its absence is not yet "done".
+dad_done() {
+	dd_addrs=$(ip -6 addr show dev "$1") &&
+		case $dd_addrs in
+		*tentative*) false ;;
+		*"inet6 fe80:"*) true ;;
+		*) false ;;
+		esac
+}
+
 # make_device NAME NETDEV: NAME (krwq, or rxe for rxe*) on NETDEV, its
 # port active and NETDEV's IPv6 addresses through duplicate address
-# detection: the suite's first test makes an AH to a GID it draws, and
-# the RDMA core cannot resolve a tentative address's (ETIMEDOUT)
+# detection: the suite's AH test makes an AH to GID 0, the link-local
+# address, and the RDMA core cannot resolve a tentative address's
+# (ETIMEDOUT)
 make_device() {
 	case $1 in
 	rxe*) md_type=rxe md_addr=192.0.2.17 ;;
@@ -69,7 +82,7 @@ make_device() {
 			timeout 60 rdma link add "$1" type "$md_type" netdev "$2"
 	} > "$log" 2>&1 &&
 		wait_for 10 grep -q ACTIVE "/sys/class/infiniband/$1/ports/1/state" &&
-		wait_for 20 sh -c "! ip -6 addr show dev $2 | grep -q tentative"
+		wait_for 20 dad_done "$2"
 }
 
 # run_suite DEVICE: the whole suite on DEVICE, its verbose output in
