@@ -11,6 +11,7 @@ import contextlib
 import functools
 import os
 import shlex
+import signal
 import subprocess
 import sys
 
@@ -32,6 +33,26 @@ def die(msg):
     clean-up still happens)."""
     log(msg)
     sys.exit(1)
+
+
+def entry(main, doc=None):
+    """The exit status of MAIN(ARGS), run as a script's whole program
+    with the script's ARGS: a SIGTERM or SIGHUP ends it like an error
+    (SystemExit: its children get their SIGTERM from child() and its
+    clean-up happens), as does ^C; a signal ignored on entry (nohup's
+    SIGHUP) stays ignored, as a shell leaves it.  With DOC, -h and
+    --help print DOC instead."""
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            signal.signal(sig, lambda s, _f: sys.exit(128 + s))
+    args = sys.argv[1:]
+    if doc and any(a in ("-h", "--help") for a in args):
+        sys.stdout.write(doc)
+        return 0
+    try:
+        return main(args)
+    except KeyboardInterrupt:
+        return 128 + signal.SIGINT
 
 
 @contextlib.contextmanager
