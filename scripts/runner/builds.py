@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: GPL-2.0
+"""scripts/check-builds' checks: the module builds, and its build guards
+fail the builds they should.
+
+  1. krwq.ko and the KUnit modules build without a warning against the
+     test kernel (retpoline, rethunk, SLS, IBT, KASAN, lockdep, ftrace);
+  2. reordering a member of struct krwq_kring fails the build;
+  3. a C++ object that needs operator new fails the build;
+  4. `dkms build` (dkms.conf) works against the test kernel's tree.
+
+The build against Debian's stock linux-headers-amd64 without a warning,
+and `dkms build` for it, are scripts/check-debian's: its `dkms install`
+needs that build anyway.  The guards build against those headers.
+"""
+
+import dataclasses
+import os
+import subprocess
+
+from runner import kbuild, shell
+from runner.shell import ROOT, log
+from runner.vmstages import Tally
+
+OUT = "build/check"  # under ROOT
+# the modules the test kernel's build must leave
+MODULES = ("krwq.ko", "krwq_kunit.ko", "krwq_kunit_cm.ko", "krwq_kunit_route.ko",
+           "krwq_kunit_rc.ko")
+# The guards build only the object the change reaches: its rule makes
+# the layout header and checks the object as every build does, without
+# compiling the rest of the module first.
+GUARD_OBJECT = "cxx-core/seam.o"
+
+# guard 2: two members of struct krwq_kring swapped
+KRING_MEMBERS = ("\tu32 tail;\n", "\tu32 count;\n")
+# guard 3: a core object that needs the C++ runtime's operator new
+NEEDS_NEW = '\nextern "C" int *krwq_guard_probe(void) { return new int(1); }\n'
+
+
+def copy_changed(name, path, change):
+    """A fresh copy of the tree in build/NAME with CHANGE applied to the
+    text of its file PATH; the copy's folder, or None when CHANGE left
+    the text as it was."""
+    src = os.path.join(ROOT, "build", name)
+    if shell.bash('copy_tree "$1"', src, errexit=False).returncode:
+        return None
+    target = os.path.join(src, path)
+    with open(target, encoding="utf-8") as f:
+        text = f.read()
+    changed = change(text)
+    if changed == text:
+        return None
+    with open(target, "w", encoding="utf-8") as f:
+        f.write(changed)
+    return src
+
+
+def swap_kring_members(text):
+    """TEXT with the first "tail" member line and the "count" line after
+    it swapped."""
+    tail, count = KRING_MEMBERS
+    return text.replace(tail + count, count + tail, 1)
+
+
+@dataclasses.dataclass
+class Guard:
+    """A build guard: the tree copied to build/NAME and CHANGE applied
+    to its file PATH must fail to build the guard object, its log saying
+    WHY.  WHAT names the change in the checks' lines (UNCHANGED when the
+    change could not be made); PASSED is the passing check's text."""
+
+    name: str
+    path: str
+    change: object
+    why: str
+    what: str
+    unchanged: str
+    passed: str
+
+    def check(self, t, kdir):
+        """The guard's one check, against the kernel tree KDIR."""
+        log_file = f"{OUT}/build-{self.name}.log"
+        label = self.name.replace("-", " ")
+        src = copy_changed(self.name, self.path, self.change)
+        if src is None:
+            t.bad(f"{label}: {self.unchanged}")
+        elif kbuild.build(kdir, src, log_file, GUARD_OBJECT):
+            t.bad(f"{label}: {self.what} still builds")
+        else:
+            with open(log_file, encoding="utf-8", errors="replace") as f:
+                said = self.why in f.read()
+            t.check(said, f"{label}: {self.passed}",
+                    f"{label}: build failed for another reason ({log_file})")
+
+
+GUARDS = (
+    Guard("layout-guard", "module/rq.h", swap_kring_members, "is not where C puts it",
+          "a reordered struct krwq_kring", "could not reorder struct krwq_kring",
+          "reordered struct krwq_kring fails the build"),
+    Guard("runtime-guard", "cxx-core/seam.cpp", lambda text: text + NEEDS_NEW, "_Znwm",
+          "a core object using operator new", "could not add operator new",
+          "operator new in the core fails the build"),
+)
+
+
+def main(args):
+    """The checks; prints "PASSED FAILED" last."""
+    os.chdir(ROOT)
+    os.makedirs(OUT, exist_ok=True)
+    t = Tally()
+    got = shell.run(["scripts/test-kernel"], stdout=subprocess.PIPE, text=True)
+    if got.returncode:
+        print("0 1", flush=True)
+        return 1
+    kdir = got.stdout.strip()
+    log(f"building against the test kernel ({kdir})")
+    log_file = f"{OUT}/build-test-kernel.log"
+    t.check(kbuild.build(kdir, ROOT, log_file) and kbuild.warning_free(log_file)
+            and all(os.path.isfile(m) for m in MODULES),
+            "test kernel build, no warnings", f"test kernel build ({log_file})")
+
+    debian_kdir = kbuild.newest_debian_headers()
+    if not debian_kdir:
+        t.bad("no linux-headers-*-amd64 installed")
+        print(t.line(), flush=True)
+        return 0
+    for g in GUARDS:
+        g.check(t, debian_kdir)
+
+    with open(os.path.join(kdir, "include", "config", "kernel.release"),
+              encoding="utf-8") as f:
+        rel = f.read().strip()
+    dkms = kbuild.Dkms(os.path.join(ROOT, "build", "dkms"), f"{OUT}/dkms.log")
+    t.check(dkms.build(rel, kdir), f"dkms build for {rel}", f"dkms build for {rel} ({dkms.log})")
+    print(t.line(), flush=True)
+    return 0
