@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""runner - the test VM's boot (scripts/vm) and the stage of its
-groups of tests (scripts/check-vm), in Python.
+"""runner - the test VM's boot (scripts/vm) and make check's stages
+(scripts/check-*), in Python.
 
   cli.py       scripts/vm's command line and environment, made a Boot
   boot.py      Boot, one boot declared as data, and its run: the overlay,
@@ -13,6 +13,14 @@ groups of tests (scripts/check-vm), in Python.
   shell.py     what scripts/lib.sh defines, asked of bash (one definition)
   vmstages.py  scripts/check-vm's groups: each one boot declared as data
                (its guest parts, its options), and the checks read back
+  debian.py    scripts/check-debian: DKMS for Debian's kernel, then one
+               boot of it running the guest programs, declared as data
+  hosts.py     scripts/check-hosts: two boots of Debian's kernel linked
+               by QEMU's socket netdev
+  builds.py    scripts/check-builds: the module's builds and build guards
+  kbuild.py    a Kbuild build, its log's warnings, DKMS on private trees
+  lint.py      scripts/lint: checkpatch, sparse, kernel-doc, the call
+               graph, the clang tools, shellcheck, pyflakes and doctests
 
 The guest's /init is scripts/guest/init.sh; the run's values reach it in
 /krwq/vm.env (boot.vm_env).  Standard library only.
