@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
-"""What scripts/lib.sh defines, asked of bash, and the runner's messages.
+"""What scripts/lib.sh defines, asked of bash; the runner's messages,
+its children, and its scripts' way out.
 
 The bash scripts and the runner share lib.sh's values (the splat list,
 the dmesg markers, the cache folder) and its helpers (need_pkgs,
@@ -11,6 +12,7 @@ import contextlib
 import functools
 import os
 import shlex
+import signal
 import subprocess
 import sys
 
@@ -118,3 +120,17 @@ def copy_libs(root, libs):
     if bash('r=$1; shift; for l; do copy_to_root "$r" "$l"; done; merge_usr "$r"',
             root, *libs).returncode:
         sys.exit(1)
+
+
+def entry(main, argv):
+    """MAIN(ARGV)'s return, the exit status of a script of the runner's:
+    a signal ends the run like an error (SystemExit), so that its
+    children and temporary files go with it; one ignored on entry
+    (nohup's SIGHUP) stays ignored, as a shell leaves it."""
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) is not signal.SIG_IGN:
+            signal.signal(sig, lambda s, _f: sys.exit(128 + s))
+    try:
+        return main(argv)
+    except KeyboardInterrupt:
+        return 128 + signal.SIGINT
