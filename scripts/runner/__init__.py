@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
-"""runner - the test VM's boot (scripts/vm) and the stage of its
-groups of tests (scripts/check-vm), in Python.
+"""runner - the test VM's boot (scripts/vm), the stage of its groups of
+tests (scripts/check-vm) and lib.sh's package and root-folder helpers,
+in Python.
 
   cli.py       scripts/vm's command line and environment, made a Boot
   boot.py      Boot, one boot declared as data, and its run: the overlay,
@@ -10,7 +11,16 @@ groups of tests (scripts/check-vm), in Python.
   splats.py    the kernel's complaints that fail a run, and their finder
   console.py   the console's copy: escapes stripped, COMMAND's lines shown
   markers.py   the lines the guest's /init prints, and section()
-  shell.py     what scripts/lib.sh defines, asked of bash (one definition)
+  shell.py     what scripts/lib.sh defines, asked of bash (one definition);
+               the runner's messages, children and scripts' signals
+  pkgs.py      the package lists and need_pkgs, which installs them
+  paths.py     the cache folder, the test kernel's folders in it, a copy
+               of the source tree, krwq's version
+  rootfs.py    a guest root folder from the host's files: copy_to_root,
+               elf_libs, merge_usr, and its newc cpio
+  __main__.py  the command line of the helpers lib.sh wraps (need_pkgs,
+               copy_tree, copy_to_root, merge_usr, elf_libs, kernel_src,
+               kernel_dir, krwq_version, and the values it reads)
   vmstages.py  scripts/check-vm's groups: each one boot declared as data
                (its guest parts, its options), and the checks read back
 
