@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """runner - the test VM's boot (scripts/vm), the stage of its groups of
-tests (scripts/check-vm) and lib.sh's package and root-folder helpers,
-in Python.
+tests (scripts/check-vm), the base image it boots (scripts/initramfs)
+and lib.sh's package and root-folder helpers, in Python.
 
   cli.py       scripts/vm's command line and environment, made a Boot
   boot.py      Boot, one boot declared as data, and its run: the overlay,
@@ -18,6 +18,7 @@ in Python.
                of the source tree, krwq's version
   rootfs.py    a guest root folder from the host's files: copy_to_root,
                elf_libs, merge_usr, and its newc cpio
+  initramfs.py scripts/initramfs: the cached base image of the VM
   __main__.py  the command line of the helpers lib.sh wraps (need_pkgs,
                copy_tree, copy_to_root, merge_usr, elf_libs, kernel_src,
                kernel_dir, krwq_version, and the values it reads)

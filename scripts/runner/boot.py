@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """One boot of the test VM: Boot declares it, run() carries it out.
 
-run() builds the guest's initrd (scripts/initramfs's base image, cached,
-and a small per-run overlay: /init, /krwq/vm.env, krwq.ko, the --add
-files and the libraries they need), boots it under QEMU bounded by
-timeout(1), copies the console to the log while it streams COMMAND's
-lines to standard output, then hands the log to judge.verdict for the
-exit status.
+run() builds the guest's initrd (the base image of scripts/initramfs,
+initramfs.py, cached, and a small per-run overlay: /init, /krwq/vm.env,
+krwq.ko, the --add files and the libraries they need), boots it under
+QEMU bounded by timeout(1), copies the console to the log while it
+streams COMMAND's lines to standard output, then hands the log to
+judge.verdict for the exit status.
 """
 
 import dataclasses
@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from runner import console, judge, markers, paths, pkgs, rootfs, shell
+from runner import console, initramfs, judge, markers, paths, pkgs, rootfs, shell
 from runner.shell import ROOT, die, log
 
 # the guest scripts' libraries, put in the guest's /krwq/lib
@@ -440,7 +440,7 @@ def run(boot):
         check_vermagic(module, kdir)
     check_link(boot, kdir)
     helper = pick_helper(boot, kdir)
-    base = output([os.path.join(ROOT, "scripts", "initramfs"), kdir])
+    base = initramfs.image(kdir)
     accel = pick_accel(boot, kdir, base)
 
     console_log = os.path.join(LOG_DIR, f"console.{os.getpid()}.log")
