@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 """runner - the test VM's boot (scripts/vm), the stage of its groups of
-tests (scripts/check-vm), the base image it boots (scripts/initramfs)
-and lib.sh's package and root-folder helpers, in Python.
+tests (scripts/check-vm), the images it boots (scripts/initramfs,
+scripts/pyverbs-root) and lib.sh's package and root-folder helpers, in
+Python.
 
   cli.py       scripts/vm's command line and environment, made a Boot
   boot.py      Boot, one boot declared as data, and its run: the overlay,
@@ -19,6 +20,7 @@ and lib.sh's package and root-folder helpers, in Python.
   rootfs.py    a guest root folder from the host's files: copy_to_root,
                elf_libs, merge_usr, and its newc cpio
   initramfs.py scripts/initramfs: the cached base image of the VM
+  pyverbsroot.py  scripts/pyverbs-root: rdma-core's test suite for the VM
   __main__.py  the command line of the helpers lib.sh wraps (need_pkgs,
                copy_tree, copy_to_root, merge_usr, elf_libs, kernel_src,
                kernel_dir, krwq_version, and the values it reads)
