@@ -3,10 +3,50 @@
 # Shared helpers for the krwq scripts; sourced, never run.
 
 KRWQ_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-KRWQ_CACHE=${KRWQ_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/krwq}
 
 die() { echo "krwq: $*" >&2; exit 1; }
 log() { echo "krwq: $*" >&2; }
+
+# krwq_py COMMAND ARG...: the helpers of scripts/runner/__main__.py, where
+# the wrappers of this file (need_pkgs, copy_tree, copy_to_root,
+# merge_usr, elf_libs, kernel_src, kernel_dir, krwq_version) and the
+# values below have their one definition, in Python.  -B: no __pycache__
+# in the tree.
+krwq_py() {
+	PYTHONPATH="$KRWQ_ROOT/scripts" python3 -B -m runner "$@"
+}
+
+# python3 runs those helpers, need_pkgs among them, so it is the one
+# package need_pkgs cannot bring: without it, root installs it here
+# (no lock: without python3 no other need_pkgs runs), anyone else is
+# told need_pkgs' apt-get line.
+if ! command -v python3 > /dev/null; then
+	[ "$(id -u)" -eq 0 ] ||
+		die "missing packages; run: sudo apt-get install -y --no-install-recommends python3"
+	log "installing python3"
+	if [ -z "${KRWQ_APT_UPDATED:-}" ]; then
+		apt-get update -q >&2 || die "apt-get update failed"
+		export KRWQ_APT_UPDATED=1
+	fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3 >&2 ||
+		die "apt-get install python3 failed"
+fi
+
+# KRWQ_CACHE, the cache folder (runner/paths.py), and the packages to
+# build the test kernel, to run the VM, for scripts/lint and for
+# scripts/check-debian, for need_pkgs (runner/pkgs.py)
+_krwq_values=$(krwq_py values KRWQ_CACHE KERNEL_BUILD_PKGS VM_PKGS LINT_PKGS DEBIAN_CHECK_PKGS) ||
+	die "scripts/runner gave no values"
+# shellcheck disable=SC2034 # used by the scripts that source this file
+{
+	IFS= read -r KRWQ_CACHE
+	read -r -a KERNEL_BUILD_PKGS
+	read -r -a VM_PKGS
+	read -r -a LINT_PKGS
+	read -r -a DEBIAN_CHECK_PKGS
+} <<< "$_krwq_values"
+unset _krwq_values
+
 # ok WHAT, bad WHAT: one passed or failed check of a stage script, counted
 # in the caller's pass and fail (which it prints as "PASSED FAILED" last)
 ok() { log "ok: $*"; pass=$((pass + 1)); }
@@ -130,50 +170,18 @@ stress_report() {
 	dose "$2" "$n"
 }
 
-# need_pkgs PKG...: install missing Debian packages when root (without
-# their recommends: the VM image takes files from them, and a recommend
-# would only drag more into the host), else print the exact apt-get line
-# and fail.
+# need_pkgs PKG...: install missing Debian packages when root, else print
+# the exact apt-get line and fail (runner/pkgs.py); KRWQ_APT_UPDATED, set
+# when it ran apt-get update, is exported here, for the next ones
 need_pkgs() {
-	local missing=() p fd
-	_krwq_missing() {
-		missing=()
-		for p in "$@"; do
-			dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
-				missing+=("$p")
-		done
-	}
-	_krwq_missing "$@"
-	[ ${#missing[@]} -eq 0 ] && return 0
-	if [ "$(id -u)" -ne 0 ]; then
-		die "missing packages; run: sudo apt-get install -y --no-install-recommends ${missing[*]}"
-	fi
-	# one apt-get at a time on the machine (two stages of make check may
-	# run side by side, one of them from a copy of the tree); what is
-	# missing is looked at again once the lock is ours
-	exec {fd}> /run/lock/krwq-apt.lock
-	flock "$fd"
-	_krwq_missing "$@"
-	if [ ${#missing[@]} -gt 0 ]; then
-		log "installing ${missing[*]}"
-		if [ -z "${KRWQ_APT_UPDATED:-}" ]; then
-			apt-get update -q >&2 || die "apt-get update failed"
-			export KRWQ_APT_UPDATED=1
-		fi
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-			"${missing[@]}" >&2 || die "apt-get install ${missing[*]} failed"
-	fi
-	exec {fd}>&-
+	local updated
+	updated=$(krwq_py need_pkgs "$@") || exit
+	[ -z "$updated" ] || export KRWQ_APT_UPDATED="$updated"
 }
 
 # copy_tree DIR: a fresh copy of the tracked sources (and the untracked
-# ones git does not ignore) in DIR
-copy_tree() {
-	rm -rf "$1"
-	mkdir -p "$1"
-	git -C "$KRWQ_ROOT" ls-files -z --cached --others --exclude-standard |
-		rsync -a --from0 --files-from=- "$KRWQ_ROOT" "$1"
-}
+# ones git does not ignore) in DIR (runner/paths.py)
+copy_tree() { krwq_py copy_tree "$@"; }
 
 # dkms_in DIR ARG...: dkms ARG... on private trees under DIR (sources in
 # DIR/src, builds in DIR/tree, installs in DIR/install), so that the
@@ -211,84 +219,28 @@ dkms_failed_log() {
 }
 
 # krwq_version: PACKAGE_VERSION of dkms.conf, the version's one definition
-# (Kbuild makes it MODULE_VERSION).
-krwq_version() {
-	sed -n 's/^PACKAGE_VERSION="\([^"]*\)"$/\1/p' "$KRWQ_ROOT/dkms.conf"
-}
-
-# The packages to build the test kernel and to run the VM, for need_pkgs.
-# shellcheck disable=SC2034 # used by the scripts that source this file
-KERNEL_BUILD_PKGS=(linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev dwarves
-	xz-utils python3 kmod cpio)
-# shellcheck disable=SC2034 # used by the scripts that source this file
-VM_PKGS=(qemu-system-x86 busybox-static cpio kmod rdma-core ibverbs-utils ibverbs-providers
-	libibverbs-dev rdmacm-utils libgcc-s1 perftest iproute2 gzip nvme-cli fio tcpdump
-	nfs-kernel-server nfs-common rpcbind libtirpc-common netbase open-iscsi
-	ucx-utils libucx0 libfabric-bin openmpi-bin libopenmpi3 openmpi-common libpmix2
-	netcat-traditional)
-# shellcheck disable=SC2034 # used by scripts/lint and scripts/check
-LINT_PKGS=(sparse clang clang-format clang-tidy shellcheck pyflakes3)
-# shellcheck disable=SC2034 # used by scripts/check-debian and scripts/check
-DEBIAN_CHECK_PKGS=(dkms rsync libopenmpi-dev python3-pyverbs)
+# (runner/paths.py)
+krwq_version() { krwq_py krwq_version; }
 
 # kernel_src: where scripts/test-kernel unpacks Debian's linux-source-6.1
-# (for its kunit.py, checkpatch.pl and kernel-doc too)
-kernel_src() {
-	echo "$KRWQ_CACHE/linux-source-$(dpkg-query -W -f='${Version}' linux-source-6.1)"
-}
+# (runner/paths.py)
+kernel_src() { krwq_py kernel_src; }
 
 # kernel_dir [VARIANT]: the cache folder of the test kernel for the current
-# source version and config fragment(s).  Prints the path; builds nothing.
-kernel_dir() {
-	local variant=${1:-default} ver hash frags
-	ver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null) ||
-		die "linux-source-6.1 is not installed"
-	frags=("$KRWQ_ROOT/scripts/test-kernel.config")
-	[ "$variant" = default ] || frags+=("$KRWQ_ROOT/scripts/test-kernel-$variant.config")
-	hash=$(cat "${frags[@]}" | sha256sum | cut -c1-12)
-	echo "$KRWQ_CACHE/kernel-$ver-$variant-$hash"
-}
+# source version and config fragment(s).  Prints the path; builds nothing
+# (runner/paths.py).
+kernel_dir() { krwq_py kernel_dir "$@" || exit; }
 
-# copy_to_root ROOT PATH: copy host file PATH to ROOT/PATH; a symlink is
-# copied as a symlink, followed by what it points to.
-copy_to_root() {
-	local root=$1 p=$2 t
-	if [ -e "$root$p" ] || [ -L "$root$p" ]; then return 0; fi
-	[ -e "$p" ] || die "$p does not exist"
-	mkdir -p "$root$(dirname "$p")"
-	if [ -L "$p" ]; then
-		cp -P "$p" "$root$p"
-		t=$(readlink "$p")
-		case $t in /*) ;; *) t=$(dirname "$p")/$t ;; esac
-		copy_to_root "$root" "$(realpath -sm "$t")"
-	else
-		cp --preserve=mode,timestamps "$p" "$root$p"
-	fi
-}
+# copy_to_root ROOT PATH...: copy each host file PATH to ROOT/PATH; a
+# symlink is copied as a symlink, followed by what it points to
+# (runner/rootfs.py)
+copy_to_root() { krwq_py copy_to_root "$@" || exit; }
 
 # merge_usr ROOT: the /bin, /sbin, /lib and /lib64 that copy_to_root may
-# have made as real folders in ROOT, moved under ROOT/usr (the image's
-# /usr is merged: its /lib and friends are links there)
-merge_usr() {
-	local d
-	for d in bin sbin lib lib64; do
-		if [ -d "$1/$d" ] && [ ! -L "$1/$d" ]; then
-			mkdir -p "$1/usr/$d"
-			cp -a "$1/$d/." "$1/usr/$d/"
-			rm -rf "${1:?}/$d"
-		fi
-	done
-}
+# have made as real folders in ROOT, moved under ROOT/usr (runner/rootfs.py)
+merge_usr() { krwq_py merge_usr "$@"; }
 
 # elf_libs FILE...: every shared library (and the loader) ldd names for
-# the dynamic ELF files among FILEs, one a line; dies on a missing one.
-elf_libs() {
-	local f
-	for f in "$@"; do
-		{ [ -f "$f" ] && [ "$(head -c4 "$f" | tr -d '\0')" = $'\x7fELF' ]; } || continue
-		{ ldd "$f" 2>/dev/null || true; } | awk -v f="$f" '
-			$2 == "=>" && $3 == "not" { print "krwq: " f ": " $1 " not found" > "/dev/stderr"; exit 1 }
-			$2 == "=>" && $3 ~ /^\// { print $3; next }
-			$1 ~ /^\// { print $1 }' || die "unresolved shared libraries"
-	done | sort -u
-}
+# the dynamic ELF files among FILEs, one a line; fails on a missing one
+# (runner/rootfs.py)
+elf_libs() { krwq_py elf_libs "$@"; }

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
-"""runner - the test VM's boot (scripts/vm) and make check's stages
-(scripts/check-*), in Python.
+"""runner - the test VM's boot (scripts/vm), make check's stages
+(scripts/check-*), the images the VM boots (scripts/initramfs,
+scripts/pyverbs-root) and lib.sh's package and root-folder helpers, in
+Python.
 
   cli.py       scripts/vm's command line and environment, made a Boot
   boot.py      Boot, one boot declared as data, and its run: the overlay,
@@ -10,7 +12,18 @@
   splats.py    the kernel's complaints that fail a run, and their finder
   console.py   the console's copy: escapes stripped, COMMAND's lines shown
   markers.py   the lines the guest's /init prints, and section()
-  shell.py     what scripts/lib.sh defines, asked of bash (one definition)
+  shell.py     what scripts/lib.sh defines, asked of bash (one definition);
+               the runner's messages, children and scripts' signals
+  pkgs.py      the package lists and need_pkgs, which installs them
+  paths.py     the cache folder, the test kernel's folders in it, a copy
+               of the source tree, krwq's version
+  rootfs.py    a guest root folder from the host's files: copy_to_root,
+               elf_libs, merge_usr, and its newc cpio
+  initramfs.py scripts/initramfs: the cached base image of the VM
+  pyverbsroot.py  scripts/pyverbs-root: rdma-core's test suite for the VM
+  __main__.py  the command line of the helpers lib.sh wraps (need_pkgs,
+               copy_tree, copy_to_root, merge_usr, elf_libs, kernel_src,
+               kernel_dir, krwq_version, and the values it reads)
   vmstages.py  scripts/check-vm's groups: each one boot declared as data
                (its guest parts, its options), and the checks read back
   debian.py    scripts/check-debian: DKMS for Debian's kernel, then one

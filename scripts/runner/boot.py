@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
 """One boot of the test VM: Boot declares it, run() carries it out.
 
-run() builds the guest's initrd (scripts/initramfs's base image, cached,
-and a small per-run overlay: /init, /krwq/vm.env, krwq.ko, the --add
-files and the libraries they need), boots it under QEMU bounded by
-timeout(1), copies the console to the log while it streams COMMAND's
-lines to standard output, then hands the log to judge.verdict for the
-exit status.
+run() builds the guest's initrd (the base image of scripts/initramfs,
+initramfs.py, cached, and a small per-run overlay: /init, /krwq/vm.env,
+krwq.ko, the --add files and the libraries they need), boots it under
+QEMU bounded by timeout(1), copies the console to the log while it
+streams COMMAND's lines to standard output, then hands the log to
+judge.verdict for the exit status.
 """
 
 import dataclasses
@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 
-from runner import console, judge, markers, shell
+from runner import console, initramfs, judge, markers, paths, pkgs, rootfs, shell
 from runner.shell import ROOT, die, log
 
 # the guest scripts' libraries, put in the guest's /krwq/lib
@@ -206,21 +206,14 @@ def qemu_argv(boot, accel, kdir, initrd, link=True):
 
 
 def pack_root(root, out):
-    """ROOT's contents as a gzip'd newc cpio at OUT, owned by root, in
-    the byte order of their paths (the same image from the same files)."""
-    paths = []
-    for top, dirs, files in os.walk(root):
-        rel = os.path.relpath(top, root)
-        for name in dirs + files:
-            paths.append(os.fsencode(os.path.join(".", rel, name) if rel != "." else "./" + name))
+    """ROOT's contents as a gzip'd newc cpio at OUT (rootfs.write_newc),
+    each path named from "./"."""
     with open(out, "wb") as f:
-        gzip = subprocess.Popen(["gzip", "-n", "-1"], stdin=subprocess.PIPE, stdout=f)
-        cpio = subprocess.run(["cpio", "--quiet", "-o", "-H", "newc", "-R", "0:0"], cwd=root,
-                              input=b"".join(p + b"\n" for p in sorted(paths)),
-                              stdout=gzip.stdin)
-        gzip.stdin.close()
-        if gzip.wait() or cpio.returncode:
-            die(f"could not pack {root} into {out}")
+        with shell.child(["gzip", "-n", "-1"], stdin=subprocess.PIPE, stdout=f) as gzip:
+            rootfs.write_newc(root, ["./" + p for p in rootfs.tree_paths(root)], gzip.stdin)
+            gzip.stdin.close()
+            if gzip.wait():
+                die(f"could not pack {root} into {out}")
 
 
 def initrd(base, overlay, out):
@@ -256,7 +249,7 @@ def pick_accel(boot, kdir, base):
     for this boot of the host (one probe at a time)."""
     if boot.accel:
         return boot.accel
-    folder = os.path.join(shell.values()["KRWQ_CACHE"], "vm")
+    folder = os.path.join(paths.cache(), "vm")
     with open("/proc/sys/kernel/random/boot_id") as f:
         cache = os.path.join(folder, "accel-" + f.read().strip())
     os.makedirs(folder, exist_ok=True)
@@ -332,14 +325,13 @@ def add_missing_libs(root, base_files):
         return
     with open(base_files, errors="surrogateescape") as f:
         have = set(f.read().splitlines())
-    missing = []
-    for lib in shell.elf_libs(exes):
+    for lib in rootfs.elf_libs(exes):
         rel = lib[1:] if lib.startswith("/") else lib
         if rel.startswith(("bin/", "sbin/", "lib/", "lib64/")):
             rel = "usr/" + rel
         if rel not in have:
-            missing.append(lib)
-    shell.copy_libs(root, missing)
+            rootfs.copy_to_root(root, lib)
+    rootfs.merge_usr(root)
 
 
 def vm_env(boot, helper):
@@ -439,7 +431,7 @@ def boot_qemu(boot, argv, console_log):
 
 def run(boot):
     """Carry out BOOT; returns scripts/vm's exit status."""
-    shell.need_pkgs("VM_PKGS")
+    pkgs.need_pkgs(pkgs.VM_PKGS)
     kdir = kernel_build_dir(boot)
     module = os.path.join(ROOT, "krwq.ko")
     if boot.kernel == "debian" and boot.module:
@@ -448,7 +440,7 @@ def run(boot):
         check_vermagic(module, kdir)
     check_link(boot, kdir)
     helper = pick_helper(boot, kdir)
-    base = output([os.path.join(ROOT, "scripts", "initramfs"), kdir])
+    base = initramfs.image(kdir)
     accel = pick_accel(boot, kdir, base)
 
     console_log = os.path.join(LOG_DIR, f"console.{os.getpid()}.log")

@@ -17,7 +17,7 @@ import dataclasses
 import os
 import subprocess
 
-from runner import kbuild, shell
+from runner import kbuild, paths, shell
 from runner.shell import ROOT, log
 from runner.vmstages import Tally
 
@@ -41,7 +41,7 @@ def copy_changed(name, path, change):
     text of its file PATH; the copy's folder, or None when CHANGE left
     the text as it was."""
     src = os.path.join(ROOT, "build", name)
-    if shell.bash('copy_tree "$1"', src, errexit=False).returncode:
+    if not paths.copy_tree(src):
         return None
     target = os.path.join(src, path)
     with open(target, encoding="utf-8") as f:

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 
-from runner import kbuild, shell
+from runner import kbuild, pkgs, shell
 from runner.shell import ROOT, log
 from runner.vmstages import Tally
 
@@ -133,7 +133,7 @@ def main(args):
     os.chdir(ROOT)
     os.makedirs(OUT, exist_ok=True)
     t = Tally()
-    shell.need_pkgs("DEBIAN_CHECK_PKGS")
+    pkgs.need_pkgs(pkgs.DEBIAN_CHECK_PKGS)
     kdir = program_output(["scripts/debian-kernel"])
     if kdir is None:
         print("0 1", flush=True)

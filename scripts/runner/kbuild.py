@@ -9,11 +9,11 @@ machine's /usr/src, /var/lib/dkms and /lib/modules stay untouched.
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 
-from runner import shell
-from runner.shell import ROOT
+from runner import paths, shell
 
 # what makes a build log not clean, as grep -iE reads it
 WARNING = re.compile(r"warning:|error:", re.IGNORECASE)
@@ -60,17 +60,6 @@ def natural(name):
     return [(0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"([0-9]+)", name)]
 
 
-def krwq_version():
-    """dkms.conf's PACKAGE_VERSION, the version's one definition (Kbuild
-    makes it MODULE_VERSION)."""
-    with open(os.path.join(ROOT, "dkms.conf"), encoding="utf-8") as f:
-        for line in f:
-            m = re.fullmatch(r'PACKAGE_VERSION="([^"]*)"\n?', line)
-            if m:
-                return m.group(1)
-    return ""
-
-
 class Dkms:
     """dkms on the private trees under FOLDER: sources in FOLDER/src,
     builds in FOLDER/tree, installs in FOLDER/install; its output is
@@ -79,7 +68,7 @@ class Dkms:
     def __init__(self, folder, log_file):
         self.dir = folder
         self.log = log_file
-        self.version = krwq_version()
+        self.version = paths.krwq_version()
 
     def run(self, *args):
         """dkms ARGS on the private trees; whether it succeeded."""
@@ -104,11 +93,10 @@ class Dkms:
         it, then `dkms add` and `dkms build` for release REL against the
         kernel tree KDIR; whether it built krwq.ko (its make log is then
         built(REL)/log/make.log)."""
-        with open(self.log, "wb") as out:
-            if shell.bash('rm -rf "$1" && copy_tree "$2"', self.dir,
-                          f"{self.dir}/src/krwq-{self.version}", errexit=False,
-                          stdout=out, stderr=subprocess.STDOUT).returncode:
-                return False
+        open(self.log, "wb").close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        if not paths.copy_tree(f"{self.dir}/src/krwq-{self.version}"):
+            return False
         os.makedirs(f"{self.dir}/tree", exist_ok=True)
         os.makedirs(f"{self.dir}/install/{rel}", exist_ok=True)
         return (self.run("add", "-m", "krwq", "-v", self.version)

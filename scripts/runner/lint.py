@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 
-from runner import kbuild, shell
+from runner import kbuild, paths, pkgs, shell
 from runner.shell import ROOT
 from runner.vmstages import Tally
 
@@ -263,8 +263,7 @@ def main(args):
     when a check did."""
     if args not in ([], ["--format"]):
         shell.die("usage: scripts/lint [--format]")
-    shell.need_pkgs("KERNEL_BUILD_PKGS")
-    shell.need_pkgs("LINT_PKGS")
+    pkgs.need_pkgs(pkgs.KERNEL_BUILD_PKGS + pkgs.LINT_PKGS)
     os.chdir(ROOT)
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)
@@ -273,7 +272,7 @@ def main(args):
         print("0 1", flush=True)
         return 1
     kdir = got.stdout.strip()
-    ksrc = shell.bash("kernel_src", stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
+    ksrc = paths.kernel_src()
 
     c_files = files(C_FILES)
     cxx_format = [f for f in files(CXX_FORMAT) if f != SEAM_HEADER]

@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
-"""What scripts/lib.sh defines, asked of bash, and the runner's messages.
+"""What scripts/lib.sh defines, asked of bash; the runner's messages,
+its children, and its scripts' way out.
 
 The bash scripts and the runner share lib.sh's values (the splat list,
-the dmesg markers, the cache folder) and its helpers (need_pkgs,
-elf_libs, copy_to_root, merge_usr): both read the one definition there
-instead of keeping a copy each.
+the dmesg markers) and its test helpers (kunit_suites, stress_report,
+build_user): both read the one definition there instead of keeping a
+copy each.  What goes the other way, Python that lib.sh wraps (the
+packages, the cache, the guest's root folders), is in pkgs.py, paths.py
+and rootfs.py.
 """
 
 import contextlib
@@ -88,11 +91,10 @@ def run(argv, check=False, **kwargs):
 
 def bash(snippet, *args, errexit=True, **kwargs):
     """SNIPPET run by bash with ARGS as "$@", after lib.sh, under the
-    options scripts/vm always ran its helpers with (set -euo pipefail:
-    elf_libs' failure is one inside a pipeline); without -e when ERREXIT
-    is false, as the stage scripts run lib.sh's test helpers (kunit.py
-    parse fails on a failed case, and kunit_tally goes on to count it).
-    KWARGS go to run(); standard error is ours."""
+    options the bash scripts run with (set -euo pipefail); without -e
+    when ERREXIT is false, as the stage scripts run lib.sh's test
+    helpers (kunit.py parse fails on a failed case, and kunit_tally goes
+    on to count it).  KWARGS go to run(); standard error is ours."""
     opts = "set -euo pipefail; shopt -s inherit_errexit" if errexit else "set -uo pipefail"
     script = f"{opts}; . {shlex.quote(LIB_SH)}; {snippet}"
     return run(["bash", "-c", script, "krwq", *args], **kwargs)
@@ -100,42 +102,10 @@ def bash(snippet, *args, errexit=True, **kwargs):
 
 @functools.cache
 def values():
-    """lib.sh's values the runner reads: KRWQ_CACHE, KRWQ_SPLATS,
-    M_DMESG_BEGIN and M_DMESG_END, by name."""
-    names = ("KRWQ_CACHE", "KRWQ_SPLATS", "M_DMESG_BEGIN", "M_DMESG_END")
+    """lib.sh's values the runner reads: KRWQ_SPLATS, M_DMESG_BEGIN and
+    M_DMESG_END, by name."""
+    names = ("KRWQ_SPLATS", "M_DMESG_BEGIN", "M_DMESG_END")
     got = bash("printf '%s\\0' " + " ".join(f'"${n}"' for n in names),
                check=True, stdout=subprocess.PIPE, text=True)
     return dict(zip(names, got.stdout.split("\0")))
 
-
-def need_pkgs(var):
-    """lib.sh's need_pkgs on the packages of its array VAR (VM_PKGS):
-    installed when root, else the exact apt-get line and status 1.
-    Whether it ran apt-get update is passed on, as the shell's export
-    was, to the need_pkgs of the scripts run after it."""
-    got = bash(f'need_pkgs "${{{var}[@]}}"; echo "${{KRWQ_APT_UPDATED:-}}"',
-               stdout=subprocess.PIPE, text=True)
-    if got.returncode:
-        sys.exit(got.returncode)
-    if got.stdout.strip():
-        os.environ["KRWQ_APT_UPDATED"] = got.stdout.strip()
-
-
-def elf_libs(files):
-    """lib.sh's elf_libs on FILES: the shared libraries they need, and
-    the loader.  FILES go in on standard input, not as arguments: an
-    --add of a whole tree can name more than an argument list holds."""
-    got = bash('mapfile -d "" -t f; [ ${#f[@]} -eq 0 ] || elf_libs "${f[@]}"',
-               input="".join(f + "\0" for f in files).encode("utf-8", "surrogateescape"),
-               stdout=subprocess.PIPE)
-    if got.returncode:
-        sys.exit(1)  # elf_libs said which library is missing
-    return got.stdout.decode("utf-8", "surrogateescape").splitlines()
-
-
-def copy_libs(root, libs):
-    """lib.sh's copy_to_root ROOT LIB for each of LIBS, then merge_usr
-    ROOT."""
-    if bash('r=$1; shift; for l; do copy_to_root "$r" "$l"; done; merge_usr "$r"',
-            root, *libs).returncode:
-        sys.exit(1)

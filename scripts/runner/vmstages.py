@@ -13,7 +13,7 @@ check of its own to show for it, or never ended, is one failure more.
 
 The checks of KUnit's suites, the kernel's kunit.py parser and the dose
 report stay lib.sh's (kunit_suites, kunit_marked, kunit_tally,
-stress_report, build_user, need_pkgs), run through bash: check-race and
+stress_report, build_user), run through bash: check-race and
 check-hostile use them too.  Every count goes through Tally, which
 prints "ok: ..." and "FAILED: ..." as lib.sh's ok and bad do.
 """
@@ -29,7 +29,7 @@ import subprocess
 import sys
 import zlib
 
-from runner import markers, shell
+from runner import markers, pkgs, shell
 from runner.shell import ROOT, log
 
 OUT = "build/check"  # under ROOT, the stage's working folder
@@ -620,8 +620,7 @@ RUNS = {"kunit": group_kunit, "user": group_user, "wire": group_wire,
 def main(groups):
     """scripts/check-vm GROUPS...; prints "PASSED FAILED" last."""
     # Wireshark's decoder, for the capture of the wire boot
-    if shell.bash("need_pkgs tshark").returncode:
-        return 1
+    pkgs.need_pkgs(["tshark"])
     os.chdir(ROOT)
     groups = list(groups) or list(GROUPS)
     run = Run(groups)
