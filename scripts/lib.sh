@@ -9,7 +9,7 @@ log() { echo "krwq: $*" >&2; }
 
 # krwq_py COMMAND ARG...: the helpers of scripts/runner/__main__.py, where
 # the wrappers of this file (need_pkgs, copy_tree, copy_to_root,
-# merge_usr, elf_libs, kernel_src, kernel_dir, krwq_version) and the
+# merge_usr, elf_libs, kernel_src, kernel_dir) and the
 # values below have their one definition, in Python.  -B: no __pycache__
 # in the tree.
 krwq_py() {
@@ -51,9 +51,6 @@ unset _krwq_values
 # in the caller's pass and fail (which it prints as "PASSED FAILED" last)
 ok() { log "ok: $*"; pass=$((pass + 1)); }
 bad() { log "FAILED: $*"; fail=$((fail + 1)); }
-# warning_free LOG: a build LOG with no compiler warning or error (those
-# it has go to stderr)
-warning_free() { ! grep -iE 'warning:|error:' "$1" >&2; }
 
 # build_user: user/'s programs built, one build at a time (two stages of
 # make check may run side by side; both need them)
@@ -182,45 +179,6 @@ need_pkgs() {
 # copy_tree DIR: a fresh copy of the tracked sources (and the untracked
 # ones git does not ignore) in DIR (runner/paths.py)
 copy_tree() { krwq_py copy_tree "$@"; }
-
-# dkms_in DIR ARG...: dkms ARG... on private trees under DIR (sources in
-# DIR/src, builds in DIR/tree, installs in DIR/install), so that the
-# machine's /usr/src, /var/lib/dkms and /lib/modules stay untouched
-dkms_in() {
-	local dir=$1
-	shift
-	dkms "$@" --sourcetree "$dir/src" --dkmstree "$dir/tree" --installtree "$dir/install"
-}
-
-# dkms_build DIR RELEASE KERNEL_DIR: DIR emptied, a copy of this tree as
-# krwq's sources in it, then `dkms add` and `dkms build` for RELEASE against
-# KERNEL_DIR there (dkms_in), dkms's output on stdout.  Status 0 when it
-# built krwq.ko; its make log is then "$(dkms_built DIR RELEASE)/log/make.log".
-dkms_build() {
-	local dir=$1 rel=$2 kdir=$3 ver
-	ver=$(krwq_version)
-	rm -rf "$dir"
-	copy_tree "$dir/src/krwq-$ver"
-	mkdir -p "$dir/tree" "$dir/install/$rel"
-	dkms_in "$dir" add -m krwq -v "$ver" &&
-		dkms_in "$dir" build -m krwq -v "$ver" -k "$rel" --kernelsourcedir "$kdir" &&
-		[ -f "$(dkms_built "$dir" "$rel")/module/krwq.ko" ]
-}
-
-# dkms_built DIR RELEASE: where dkms_build put its build for RELEASE
-dkms_built() {
-	echo "$1/tree/krwq/$(krwq_version)/$2/x86_64"
-}
-
-# dkms_failed_log DIR: the make log of a dkms_build in DIR that failed
-# (dkms leaves it in its build folder and moves it only on success)
-dkms_failed_log() {
-	echo "$1/tree/krwq/$(krwq_version)/build/make.log"
-}
-
-# krwq_version: PACKAGE_VERSION of dkms.conf, the version's one definition
-# (runner/paths.py)
-krwq_version() { krwq_py krwq_version; }
 
 # kernel_src: where scripts/test-kernel unpacks Debian's linux-source-6.1
 # (runner/paths.py)

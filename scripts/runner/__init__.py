@@ -23,7 +23,7 @@ Python.
   pyverbsroot.py  scripts/pyverbs-root: rdma-core's test suite for the VM
   __main__.py  the command line of the helpers lib.sh wraps (need_pkgs,
                copy_tree, copy_to_root, merge_usr, elf_libs, kernel_src,
-               kernel_dir, krwq_version, and the values it reads)
+               kernel_dir, and the values it reads)
   vmstages.py  scripts/check-vm's groups: each one boot declared as data
                (its guest parts, its options), and the checks read back
   debian.py    scripts/check-debian: DKMS for Debian's kernel, then one

@@ -19,7 +19,6 @@ call them here, so that each has one definition, in Python.
   elf_libs FILE...        rootfs.elf_libs, one a line
   kernel_src              paths.kernel_src
   kernel_dir [VARIANT]    paths.kernel_dir
-  krwq_version            paths.krwq_version
 
 A failure is status 1 with the reason on standard error, as lib.sh's die.
 """
@@ -68,8 +67,6 @@ def main(argv):
         say([paths.kernel_src()])
     elif command == "kernel_dir" and len(args) <= 1:
         say([paths.kernel_dir(*args)])
-    elif command == "krwq_version" and not args:
-        say([paths.krwq_version()])
     else:
         sys.stderr.write(__doc__)
         die(f"runner: no such command: {' '.join(argv)}")
