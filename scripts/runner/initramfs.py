@@ -42,18 +42,6 @@ import tempfile
 from runner import paths, pkgs, rootfs, shell
 from runner.shell import ROOT, die, log
 
-# Packages whose files are picked by name.  The libraries they link against
-# come from whatever packages ldd leads to; the image's .pkgs records those
-# too.  libgcc-s1 is picked by name: no program links it, but glibc
-# dlopen()s libgcc_s.so.1 to unwind a thread in pthread_exit() and
-# pthread_cancel() (rping's threads do both; without it rping aborts with
-# "libgcc_s.so.1 must be installed for pthread_exit to work").
-SRC_PKGS = ("busybox-static", "dash", "ibverbs-utils", "rdmacm-utils", "perftest", "iproute2",
-            "kmod", "libibverbs1", "ibverbs-providers", "librdmacm1", "libgcc-s1", "nvme-cli",
-            "fio", "tcpdump", "nfs-kernel-server", "nfs-common", "rpcbind", "libtirpc-common",
-            "netbase", "open-iscsi", "ucx-utils", "libucx0", "libfabric-bin", "openmpi-bin",
-            "libopenmpi3", "openmpi-common", "libpmix2", "netcat-traditional")
-
 # The files taken by name: (package, regular expression over the paths
 # dpkg lists for it), in the order they are picked.
 PICKS = (
@@ -74,6 +62,10 @@ PICKS = (
     # device, and under TCG the other fourteen cost about 0.35 s a process
     # (ibv_devinfo 0.64 s with all seventeen, 0.28 s with these three)
     ("ibverbs-providers", r"/(lib)?(ipathverbs|rxe|siw)(-rdmav[0-9]+\.so|\.driver)$"),
+    # no program links libgcc_s, but glibc dlopen()s libgcc_s.so.1 to
+    # unwind a thread in pthread_exit() and pthread_cancel() (rping's
+    # threads do both; without it rping aborts with "libgcc_s.so.1 must
+    # be installed for pthread_exit to work")
     ("libgcc-s1", r"/libgcc_s\.so\.1$"),
     # NFS over RDMA (scripts/guest/nfs.sh): the server's daemons, the
     # client's mount helper, the portmapper for NFSv3, and the tables
@@ -105,6 +97,10 @@ PICKS = (
     ("open-iscsi", r"/sbin/(iscsid|iscsiadm)$"),
     ("open-iscsi", r"^/etc/iscsi/iscsid\.conf$"),
 )
+# The packages whose files are picked by name.  The libraries the picked
+# programs link against come from whatever packages ldd leads to; the
+# image's .pkgs records those too.
+SRC_PKGS = tuple(dict.fromkeys(pkg for pkg, _ in PICKS))
 
 # The code that decides what the image holds, all of it in the image's
 # hash: the entry point, this module and the runner's modules it uses.
