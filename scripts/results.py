@@ -35,6 +35,9 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from runner import dose  # noqa: E402  the dose file's one reader, scripts/runner/dose.py
 
 
 def read_tally(path):
@@ -60,18 +63,6 @@ def read_jobs(path):
                 name, cpu = line.split()
                 jobs.append({"job": name, "cpu": int(cpu)})
     return jobs
-
-
-def read_dose(path):
-    """The dose file: "NAME COUNT" lines, summed by name."""
-    dose = {}
-    if os.path.exists(path):
-        with open(path, errors="replace") as f:
-            for line in f:
-                fields = line.split()
-                if len(fields) == 2 and fields[1].isdigit():
-                    dose[fields[0]] = dose.get(fields[0], 0) + int(fields[1])
-    return dose
 
 
 def read_boots(path):
@@ -286,7 +277,7 @@ def summary_cmd(folder, commit, out=sys.stdout, seconds=None, cpu_busy=None,
         "passed": sum(s["passed"] for s in stages),
         "failed": sum(s["failed"] for s in stages),
         "stages": stages,
-        "dose": read_dose(os.path.join(folder, "dose")),
+        "dose": dose.read(os.path.join(folder, "dose")),
         "boots": read_boots(os.path.join(folder, "boots.tsv")),
         "jobs": read_jobs(os.path.join(folder, "jobs")),
         "cpu_busy": cpu_busy,
@@ -323,11 +314,11 @@ def doc_cmd(out):
     if os.path.exists(check):
         with open(check) as f:
             summary = json.load(f)
-        dose = summary["dose"]
+        figures = summary["dose"]  # not dose, the module
         parts += ["## make check", "", table(summary), ""]
-        if dose:
-            parts += ["Dose of that run: " + "; ".join(f"{k} {v:,}" for k, v in sorted(dose.items()))
-                      + ".", ""]
+        if figures:
+            parts += ["Dose of that run: "
+                      + "; ".join(f"{k} {v:,}" for k, v in sorted(figures.items())) + ".", ""]
     blktests = os.path.join(ROOT, "build/check/blktests.md")
     if os.path.exists(blktests):
         with open(blktests) as f:

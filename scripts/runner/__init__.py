@@ -11,7 +11,8 @@ Python.
                and its line in make check's table of boots
   splats.py    the kernel's complaints that fail a run, and their finder
   console.py   the console's copy: escapes stripped, COMMAND's lines shown
-  markers.py   the lines the guest's /init prints, and section()
+  markers.py   the lines the guest's /init prints, section(), and a log
+               file's lines read and written
   shell.py     what scripts/lib.sh defines, asked of bash (one definition);
                the runner's messages, children and scripts' signals
   pkgs.py      the package lists and need_pkgs, which installs them
@@ -24,6 +25,13 @@ Python.
   __main__.py  the command line of the helpers lib.sh wraps (need_pkgs,
                copy_tree, copy_to_root, merge_usr, elf_libs, kernel_src,
                kernel_dir, and the values it reads)
+  stage.py     what the stages share: Tally (their "ok:" and "FAILED:"
+               lines, "PASSED FAILED"), the guest scripts' summary
+               lines, and Vm, one run of scripts/vm declared as data
+  kunit.py     KUnit's results read back from a boot: KTAP out of the
+               console, the kernel's kunit.py parser, one count per case;
+               krwq_stress's rounds for the dose
+  dose.py      make check's dose: the stages' figures, their minimum
   vmstages.py  scripts/check-vm's groups: each one boot declared as data
                (its guest parts, its options), and the checks read back
   debian.py    scripts/check-debian: DKMS for Debian's kernel, then one

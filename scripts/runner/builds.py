@@ -19,7 +19,7 @@ import subprocess
 
 from runner import kbuild, paths, shell
 from runner.shell import ROOT, log
-from runner.vmstages import Tally
+from runner.stage import Tally
 
 OUT = "build/check"  # under ROOT
 # the modules the test kernel's build must leave

@@ -14,7 +14,7 @@ import sys
 
 from runner import kbuild, pkgs, shell
 from runner.shell import ROOT, log
-from runner.vmstages import Tally
+from runner.stage import Tally
 
 OUT = "build/check"  # under ROOT
 CONSOLE = "build/vm/debian-console.log"

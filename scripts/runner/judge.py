@@ -8,11 +8,10 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 
 from runner import markers, splats
-from runner.shell import log
+from runner.shell import log, log_lines
 
 EXIT = re.compile(re.escape(markers.EXIT) + r"([0-9]+)@@")
 TIMES = re.compile(re.escape(markers.TIMES) + r"([0-9]+) ([0-9]+)@@")
@@ -70,14 +69,6 @@ def verdict(path, qemu_status, seconds, timeout, shown=None):
     elif status:
         log(f"vm: COMMAND exited with status {status} (console log: {path})")
     return status
-
-
-def log_lines(lines):
-    """LINES on standard error as they are, no "krwq: " before them."""
-    sys.stderr.flush()
-    sys.stderr.buffer.write("".join(line + "\n" for line in lines)
-                            .encode("utf-8", "surrogateescape"))
-    sys.stderr.flush()
 
 
 def save_gcov(path, folder, shown=None):

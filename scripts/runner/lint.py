@@ -14,7 +14,7 @@ import sys
 
 from runner import kbuild, paths, pkgs, shell
 from runner.shell import ROOT
-from runner.vmstages import Tally
+from runner.stage import Tally
 
 OUT = "build/lint"  # under ROOT
 

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """The lines the guest's /init (scripts/guest/init.sh) prints on the
-console, for the runner and the bash scripts to find its parts by.
+console, for the runner and the stages to find its parts by; and a log
+file's lines, read and written.
 
 They reach the guest in /krwq/vm.env (boot.vm_env), so that this file
 and lib.sh hold their only definitions: the dmesg pair is lib.sh's,
@@ -64,3 +65,10 @@ def read_lines(path):
     if lines and lines[-1] == "":
         lines.pop()
     return lines
+
+
+def write_lines(path, lines):
+    """LINES into PATH, one a line, undecodable bytes as they came
+    (read_lines' other way)."""
+    with open(path, "w", encoding="utf-8", errors="surrogateescape", newline="") as f:
+        f.write("".join(line + "\n" for line in lines))

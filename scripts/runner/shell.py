@@ -3,11 +3,10 @@
 its children, and its scripts' way out.
 
 The bash scripts and the runner share lib.sh's values (the splat list,
-the dmesg markers) and its test helpers (kunit_suites, stress_report,
-build_user): both read the one definition there instead of keeping a
-copy each.  What goes the other way, Python that lib.sh wraps (the
-packages, the cache, the guest's root folders), is in pkgs.py, paths.py
-and rootfs.py.
+the dmesg markers) and its build_user: both read the one definition
+there instead of keeping a copy each.  What goes the other way, Python
+that lib.sh wraps (the packages, the cache, the guest's root folders),
+is in pkgs.py, paths.py and rootfs.py.
 """
 
 import contextlib
@@ -28,6 +27,14 @@ def log(msg):
     those bytes."""
     sys.stderr.flush()
     sys.stderr.buffer.write(f"krwq: {msg}\n".encode("utf-8", "surrogateescape"))
+    sys.stderr.flush()
+
+
+def log_lines(lines):
+    """LINES on standard error as they are, no "krwq: " before them."""
+    sys.stderr.flush()
+    sys.stderr.buffer.write("".join(line + "\n" for line in lines)
+                            .encode("utf-8", "surrogateescape"))
     sys.stderr.flush()
 
 
@@ -92,9 +99,10 @@ def run(argv, check=False, **kwargs):
 def bash(snippet, *args, errexit=True, **kwargs):
     """SNIPPET run by bash with ARGS as "$@", after lib.sh, under the
     options the bash scripts run with (set -euo pipefail); without -e
-    when ERREXIT is false, as the stage scripts run lib.sh's test
-    helpers (kunit.py parse fails on a failed case, and kunit_tally goes
-    on to count it).  KWARGS go to run(); standard error is ours."""
+    when ERREXIT is false, as the bash stage scripts ran lib.sh's
+    helpers (set -uo pipefail: a step that fails does not end the
+    snippet, its caller reads the status).  KWARGS go to run(); standard
+    error is ours."""
     opts = "set -euo pipefail; shopt -s inherit_errexit" if errexit else "set -uo pipefail"
     script = f"{opts}; . {shlex.quote(LIB_SH)}; {snippet}"
     return run(["bash", "-c", script, "krwq", *args], **kwargs)

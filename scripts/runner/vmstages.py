@@ -11,11 +11,10 @@ script's "N passed, N failed" line (scripts/guest/tap.sh), which the
 tally adds; a part that ended with a failing status without a failed
 check of its own to show for it, or never ended, is one failure more.
 
-The checks of KUnit's suites, the kernel's kunit.py parser and the dose
-report stay lib.sh's (kunit_suites, kunit_marked, kunit_tally,
-stress_report, build_user), run through bash: check-race and
-check-hostile use them too.  Every count goes through Tally, which
-prints "ok: ..." and "FAILED: ..." as lib.sh's ok and bad do.
+KUnit's suites and the dose of krwq_stress are read by runner.kunit,
+which check-race and check-hostile share; user/'s build is lib.sh's
+(build_user), run through bash.  Every count goes through stage.Tally,
+which prints "ok: ..." and "FAILED: ...".
 """
 
 import base64
@@ -26,51 +25,15 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import zlib
 
-from runner import markers, pkgs, shell
+from runner import kunit, markers, pkgs, shell, stage
+from runner.markers import write_lines
 from runner.shell import ROOT, log
+from runner.stage import Tally, summary_of
 
 OUT = "build/check"  # under ROOT, the stage's working folder
 GROUPS = ("kunit", "user", "wire", "wire-volume", "cm", "teardown", "guard")
-
-
-class Tally:
-    """The run's passed and failed checks, "PASSED FAILED" at the end.
-
-    >>> t = Tally()
-    >>> t.add(3, 1)
-    >>> t.line()
-    '3 1'
-    """
-
-    def __init__(self):
-        self.passed = self.failed = 0
-
-    def ok(self, what):
-        """One passed check, as lib.sh's ok prints it."""
-        log(f"ok: {what}")
-        self.passed += 1
-
-    def bad(self, what):
-        """One failed check, as lib.sh's bad prints it."""
-        log(f"FAILED: {what}")
-        self.failed += 1
-
-    def check(self, good, what, failed_what):
-        """ok(WHAT) if GOOD, else bad(FAILED_WHAT)."""
-        if good:
-            self.ok(what)
-        else:
-            self.bad(failed_what)
-
-    def add(self, passed, failed):
-        self.passed += passed
-        self.failed += failed
-
-    def line(self):
-        return f"{self.passed} {self.failed}"
 
 
 @dataclasses.dataclass
@@ -127,38 +90,15 @@ class Group:
         """
         return "".join(p.shell() for p in self.parts).rstrip("\n")
 
-    def vm_args(self):
-        """scripts/vm run's arguments for the boot.
+    def vm(self, console):
+        """The boot as scripts/vm runs it, its console kept in CONSOLE.
 
         >>> Group("x.log", [Part("a", "true")], "x", 60, params=("wire=0",),
-        ...       adds=("s.sh",), kmemleak=False).vm_args()[:7]
+        ...       adds=("s.sh",), kmemleak=False).vm("c.log").args()[2:9]
         ['--timeout', '60', '--no-kmemleak', '--param', 'wire=0', '--add', 's.sh']
         """
-        args = ["--timeout", str(self.timeout)]
-        if not self.kmemleak:
-            args.append("--no-kmemleak")
-        for p in self.params:
-            args += ["--param", p]
-        for a in self.adds:
-            args += ["--add", a]
-        return args + ["--", self.command()]
-
-
-def write_lines(path, lines):
-    """LINES into PATH, one a line, undecodable bytes as they came."""
-    with open(path, "w", encoding="utf-8", errors="surrogateescape", newline="") as f:
-        f.write("".join(line + "\n" for line in lines))
-
-
-def summary_of(lines):
-    """(passed, failed) of a guest script's last line "N passed, N
-    failed", or None.
-
-    >>> summary_of(["ok 1 - a", "3 passed, 0 failed"]), summary_of(["3 passed"]), summary_of([])
-    ((3, 0), None, None)
-    """
-    m = re.fullmatch(r"([0-9]+) passed, ([0-9]+) failed", lines[-1] if lines else "")
-    return (int(m.group(1)), int(m.group(2))) if m else None
+        return stage.Vm(self.command(), self.timeout, self.params, self.adds, self.kmemleak,
+                        console=console)
 
 
 def part_status(lines, name):
@@ -181,31 +121,11 @@ class Run:
         self.tally = Tally()
         tag = "-".join(groups)
         self.console = os.path.join(ROOT, "build", "vm", f"check-vm-{tag}-console.log")
-        os.environ["KRWQ_VM_LOG"] = self.console
         self.log = ""  # the last boot's output, build/check/*.log
         self.lines = []  # its lines
         self.rc = 0  # its exit status
 
     # -- one boot
-    def vm(self, log_file, args, echo=True):
-        """scripts/vm run ARGS, its output in LOG_FILE (and, with ECHO, on
-        standard error as it comes); returns its exit status.  The
-        console of an earlier boot goes first, so that a boot that never
-        wrote one is not judged on another's."""
-        try:
-            os.remove(self.console)
-        except FileNotFoundError:
-            pass
-        with open(log_file, "wb") as f, \
-                shell.child(["scripts/vm", "run", *args], stdout=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL) as proc:
-            for line in iter(proc.stdout.readline, b""):
-                f.write(line)
-                if echo:
-                    sys.stderr.buffer.write(line)
-                    sys.stderr.flush()
-            return proc.wait()
-
     def keep_console(self, to):
         """A copy of the last boot's console at TO; False when it left
         none."""
@@ -218,7 +138,7 @@ class Run:
     def boot(self, group):
         """GROUP's boot, then its parts' checks and the boot's own."""
         self.log = os.path.join(OUT, group.log)
-        self.rc = self.vm(self.log, group.vm_args())
+        self.rc = group.vm(self.console).run(self.log, echo=True)
         self.keep_console(self.log[:-len(".log")] + "-console.log")
         self.lines = markers.read_lines(self.log)
         for part in group.parts:
@@ -271,27 +191,6 @@ class Run:
         return any(re.match(pattern, line) for line in self.lines)
 
 
-# --- lib.sh's test helpers, through bash (one definition)
-
-def lib(snippet, *args):
-    """lib.sh's SNIPPET with ARGS, as the stage scripts run it (no -e);
-    its standard output's words as numbers, or None when they are not
-    that."""
-    got = shell.bash(snippet, *args, errexit=False, cwd=ROOT, stdout=subprocess.PIPE, text=True)
-    words = got.stdout.split()
-    return [int(w) for w in words] if words and all(w.isdigit() for w in words) else None
-
-
-def kunit_count(tag, path):
-    """The KTAP that PATH holds between "KTAP-BEGIN TAG" and "KTAP-END
-    TAG", kept as build/check/kunit-TAG.{ktap,json}: (passed, failed,
-    skipped) over its cases, one failure when it cannot be read."""
-    ktap = os.path.join(ROOT, OUT, f"kunit-{tag}.ktap")
-    got = lib('kunit_marked "$1" "$2" > "$3"; kunit_tally "$3" "${3%.ktap}.json"',
-              tag, path, ktap)
-    return tuple(got) if got and len(got) == 3 else (0, 1, 0)
-
-
 # --- the groups
 
 def group_kunit(run):
@@ -316,24 +215,22 @@ def group_kunit(run):
     # krwqe0 share the initial namespace, where rdma_rxe holds RoCEv2's
     # UDP port, so krwq keeps off the wire (wire=0) in this boot and in
     # the other boots that put the two side by side.
-    rc = run.vm(kunit_log, ["--timeout", "2100", "--param", "wire=0",
-                            "--add", "scripts/guest/kunit-cm.sh",
-                            "--add", "krwq_kunit_cm.ko:/krwq/krwq_kunit_cm.ko", "--",
-                            "insmod /krwq/krwq_kunit.ko; sh /krwq/add/kunit-cm.sh "
-                            + " ".join(cm_devs)], echo=False)
+    rc = stage.Vm("insmod /krwq/krwq_kunit.ko; sh /krwq/add/kunit-cm.sh " + " ".join(cm_devs),
+                  2100, params=("wire=0",),
+                  adds=("scripts/guest/kunit-cm.sh", "krwq_kunit_cm.ko:/krwq/krwq_kunit_cm.ko"),
+                  console=run.console).run(kunit_log)
     if not run.keep_console(console_copy):
         open(console_copy, "a").close()
 
-    got = lib('kunit_suites "$1" "$2" ""', console_copy, os.path.join(ROOT, OUT))
-    t.add(*(got if got and len(got) == 2 else (0, 1)))
-    lib('stress_report "$1" stress_wqes_kasan', console_copy)
+    t.add(*kunit.suites(console_copy, os.path.join(ROOT, OUT), ""))
+    kunit.stress_report(console_copy, "stress_wqes_kasan")
     lines = markers.read_lines(kunit_log)
     for line in lines:
         if re.match(r"# (kunit-cm\.sh|krwq_cm on)", line):
             log("  " + line[2:])
     for d in cm_devs:
         d = d.split(":")[0]
-        p, f, sk = kunit_count(f"krwq_cm@{d}", kunit_log)
+        p, f, sk = kunit.marked_tally(f"krwq_cm@{d}", kunit_log, os.path.join(ROOT, OUT))
         log(f"KUnit krwq_cm on {d}: {p} passed, {f} failed, {sk} skipped")
         t.add(p, f + sk)
         t.check(f"CM-UNLOAD ok {d}" in lines, f"krwq_kunit_cm.ko unloads after its run on {d}",
@@ -593,11 +490,8 @@ def group_guard(run):
         t.bad(f"warn guard: no {guard} (built with the modules against the test kernel)")
         t.bad(f"leak guard: no {guard}")
         return
-    with open(out, "wb") as f:
-        rc = shell.run(["scripts/vm", "run", "--no-module", "--add", guard, "--",
-                        f"insmod /krwq/add/{guard}"], stdout=f, stderr=subprocess.STDOUT,
-                       stdin=subprocess.DEVNULL,
-                       env=dict(os.environ, KRWQ_VM_KMEMLEAK="1")).returncode
+    rc = stage.Vm(f"insmod /krwq/add/{guard}", module=False, adds=(guard,), console=run.console,
+                  scans="1").run(out, err=subprocess.STDOUT)
     if rc == 0:
         t.bad("warn guard: a WARN_ON in module init went unnoticed")
         t.bad("leak guard: a leak in module init went unnoticed")
