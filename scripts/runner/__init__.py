@@ -42,6 +42,8 @@ Python.
   kbuild.py    a Kbuild build, its log's warnings, DKMS on private trees
   lint.py      scripts/lint: checkpatch, sparse, kernel-doc, the call
                graph, the clang tools, shellcheck, pyflakes and doctests
+  trace.py     scripts/check-trace: trace.sh's boot
+  gtest.py     scripts/check-host: GoogleTest on the core, on the host
 
 The guest's /init is scripts/guest/init.sh; the run's values reach it in
 /krwq/vm.env (boot.vm_env).  Standard library only.
