@@ -44,7 +44,7 @@
  * has passed.  A round stays well under the test kernel's 30 s hung-task
  * bound even under TCG on a loaded host: KUnit's runner waits for a case
  * without a break.  The three cases move a million WQEs between them,
- * the dose make check asks for (KRWQ_DOSE_MIN in scripts/lib.sh) and
+ * the dose make check asks for (dose.MIN in scripts/runner/dose.py) and
  * checks from what each round prints.  The SRQ case moves WQEs at a
  * third of the others' rate (every resize copies the ring), so its rounds
  * are shorter.

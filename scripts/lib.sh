@@ -59,11 +59,6 @@ build_user() {
 	flock "$KRWQ_ROOT/build/.user.lock" make -s -C "$KRWQ_ROOT/user" >&2
 }
 
-# The dose make check must give per run: fuzz executions on the core and
-# WQEs through krwq_stress, each at least this many.
-# shellcheck disable=SC2034 # used by the scripts that source this file
-KRWQ_DOSE_MIN=1000000
-
 # dose NAME COUNT: add COUNT to the figure NAME of make check's dose
 # report (the file scripts/check names in KRWQ_DOSE_FILE; nothing outside
 # make check).

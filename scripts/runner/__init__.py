@@ -43,6 +43,7 @@ Python.
   lint.py      scripts/lint: checkpatch, sparse, kernel-doc, the call
                graph, the clang tools, shellcheck, pyflakes and doctests
   trace.py     scripts/check-trace: trace.sh's boot
+  fuzz.py      scripts/check-fuzz: libFuzzer on the core, on the host
   gtest.py     scripts/check-host: GoogleTest on the core, on the host
 
 The guest's /init is scripts/guest/init.sh; the run's values reach it in
