@@ -59,20 +59,12 @@ build_user() {
 	flock "$KRWQ_ROOT/build/.user.lock" make -s -C "$KRWQ_ROOT/user" >&2
 }
 
-# dose NAME COUNT: add COUNT to the figure NAME of make check's dose
-# report (the file scripts/check names in KRWQ_DOSE_FILE; nothing outside
-# make check).
-dose() {
-	[ -n "${KRWQ_DOSE_FILE:-}" ] && echo "$1 $2" >> "$KRWQ_DOSE_FILE"
-	return 0
-}
-
 # The kernel's complaints, as an extended regular expression over its log
-# lines: any of them fails a VM run (scripts/vm: scripts/runner/splats.py
-# reads it from here) and the race stage (scripts/check-race, where
-# KCSAN's own reports are sorted apart first).  kmemleak's leak reports
-# are read from the runner's own scan.  It goes to awk through -v, which
-# reads backslash escapes, and to Python's re: keep it words joined by
+# lines: any of them fails a VM run (scripts/vm) and the race stage
+# (scripts/check-race, where KCSAN's own reports are sorted apart first);
+# scripts/runner/splats.py reads it from here for both.  kmemleak's leak
+# reports are read from the runner's own scan.  It goes to Python's re,
+# and check-race adds an alternative of its own: keep it words joined by
 # "|", with no backslash nor any other operator.
 KRWQ_SPLATS='BUG:|WARNING:|Oops|KASAN|UBSAN|general protection fault'
 KRWQ_SPLATS+='|possible circular locking dependency|possible recursive locking'
@@ -85,82 +77,10 @@ KRWQ_SPLATS+='|kmemleak: Trying to color unknown object|kmemleak: Found object b
 # The lines between which a VM run's console log holds the kernel log
 # that the guest's /init prints at the end of every run (scripts/vm
 # hands them to it; scripts/runner/markers.py reads them from here).
+# shellcheck disable=SC2034 # read by scripts/runner/markers.py
 M_DMESG_BEGIN=@@krwq-vm-dmesg-begin@@
+# shellcheck disable=SC2034 # read by scripts/runner/markers.py
 M_DMESG_END=@@krwq-vm-dmesg-end@@
-
-# section LOG BEGIN END: the lines of LOG between two marker lines.
-section() {
-	awk -v b="$2" -v e="$3" 'index($0, e) { on = 0 } on { print } index($0, b) { on = 1 }' "$1"
-}
-
-# vm_dmesg CONSOLE: the kernel log in the VM console log CONSOLE
-vm_dmesg() {
-	section "$1" "$M_DMESG_BEGIN" "$M_DMESG_END"
-}
-
-# kunit_marked TAG LOG: the KTAP that LOG holds between the lines
-# "KTAP-BEGIN TAG" and "KTAP-END TAG" (a guest's copy of a suite's
-# debugfs results)
-kunit_marked() {
-	sed -n "/^KTAP-BEGIN $1\$/,/^KTAP-END $1\$/p" "$2" | sed '1d;$d'
-}
-
-# kunit_logged SUITE CONSOLE: SUITE's KTAP as the kernel logged it when
-# its module loaded (the kernel messages of the VM console log CONSOLE),
-# as the only suite of a document.  KUnit's debugfs results file keeps
-# only the last parameter's lines of a parameterised case; the log has
-# them all.
-kunit_logged() {
-	vm_dmesg "$2" | awk -v s="$1" '
-		!/^\[ *[0-9.]+\] / { next }
-		{ sub(/^\[ *[0-9.]+\] /, "") }
-		$0 ~ "^ *# Subtest: " s "$" { on = 1; print "KTAP version 1"; print "1..1" }
-		!on { next }
-		$0 ~ "^ *(not )?ok [0-9]+ " s "( |$)" { sub(/ok [0-9]+ /, "ok 1 "); print; exit }
-		{ print }'
-}
-
-# kunit_tally KTAP JSON: KTAP parsed by the kernel's own kunit.py into
-# JSON; prints "PASSED FAILED SKIPPED" over the suite's cases, a
-# parameterised case counting once by its own result (no case at all is
-# one failure)
-kunit_tally() {
-	rm -f "$2"
-	python3 "$(kernel_src)/tools/testing/kunit/kunit.py" parse \
-		--json="$2" "$1" >&2
-	python3 "$KRWQ_ROOT/scripts/kunit_tally.py" "$2" || echo "0 1 0"
-}
-
-# The suites of krwq_kunit.ko, which run when it is loaded.
-# shellcheck disable=SC2034 # used by the scripts that source this file
-KRWQ_KUNIT_SUITES="krwq_rq krwq_verbs krwq_stress krwq_wire krwq_uc_wire"
-
-# kunit_suites CONSOLE DIR WHERE: the KRWQ_KUNIT_SUITES of the VM console
-# log CONSOLE, each kept as DIR/kunit-SUITE.{ktap,json} and logged with
-# WHERE; prints "PASSED FAILED" over them all
-kunit_suites() {
-	local s p f all_p=0 all_f=0 ktap
-	for s in $KRWQ_KUNIT_SUITES; do
-		ktap=$2/kunit-$s.ktap
-		kunit_logged "$s" "$1" > "$ktap"
-		read -r p f _ < <(kunit_tally "$ktap" "${ktap%.ktap}.json")
-		log "KUnit $s$3: $p passed, $f failed"
-		all_p=$((all_p + p)) all_f=$((all_f + f))
-	done
-	echo "$all_p $all_f"
-}
-
-# stress_report CONSOLE NAME: show what each krwq_stress round moved, from
-# the kernel's messages in the VM console log CONSOLE (KUnit's results
-# file keeps only a parameterised case's last round), and add the WQEs to
-# the dose figure NAME
-stress_report() {
-	local n re='^\[ *[0-9.]*\] *# stress_[a-z_]*: round [0-9]*: [0-9]* WQEs'
-	vm_dmesg "$1" | grep -E "$re" | sed 's/^\[[^]]*\] *# /krwq:   /' >&2
-	n=$(vm_dmesg "$1" | grep -E "$re" | sed 's/.*: round [0-9]*: \([0-9]*\) WQEs.*/\1/' |
-		awk '{ s += $1 } END { print s + 0 }')
-	dose "$2" "$n"
-}
 
 # need_pkgs PKG...: install missing Debian packages when root, else print
 # the exact apt-get line and fail (runner/pkgs.py); KRWQ_APT_UPDATED, set

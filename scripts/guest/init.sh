@@ -16,7 +16,7 @@
 #   M_*            the marker lines printed for the host to read (defined
 #                  in scripts/runner/markers.py and, the dmesg pair,
 #                  scripts/lib.sh); their order and bytes are the console
-#                  protocol the runner and lib.sh's vm_dmesg parse
+#                  protocol the runner (scripts/runner/) parses
 # This runs under dash, the guest's /bin/sh, before anything else is up.
 
 KRWQ_LOAD='' KRWQ_CMD='' KRWQ_KMEMLEAK='' KRWQ_HELPER='' KRWQ_GCOV=''

@@ -42,6 +42,8 @@ Python.
   kbuild.py    a Kbuild build, its log's warnings, DKMS on private trees
   lint.py      scripts/lint: checkpatch, sparse, kernel-doc, the call
                graph, the clang tools, shellcheck, pyflakes and doctests
+  race.py      scripts/check-race: the KCSAN build and boot, KCSAN's
+               reports sorted by whether krwq is in them
   hostile.py   scripts/check-hostile: hostile.sh's boot, krwq_faults
   trace.py     scripts/check-trace: trace.sh's boot
   fuzz.py      scripts/check-fuzz: libFuzzer on the core, on the host

@@ -4,8 +4,8 @@ a console log (marked by the guest, or as the kernel logged it), parsed
 by the kernel's own tools/testing/kunit/kunit.py and counted one per
 case; and what krwq_stress moved, for the dose.
 
-check-vm's kunit group and check-hostile read their suites here;
-check-race, a bash script still, reads them with lib.sh's bash copy.
+check-vm's kunit group, check-race and check-hostile read their suites
+here.
 """
 
 import json

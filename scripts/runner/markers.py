@@ -4,8 +4,8 @@ console, for the runner and the stages to find its parts by; and a log
 file's lines, read and written.
 
 They reach the guest in /krwq/vm.env (boot.vm_env), so that this file
-and lib.sh hold their only definitions: the dmesg pair is lib.sh's,
-since its vm_dmesg and the stages that use it read the console logs too.
+and lib.sh hold their only definitions: the dmesg pair is lib.sh's
+(M_DMESG_BEGIN and M_DMESG_END, asked of bash by dmesg()).
 """
 
 from runner import shell

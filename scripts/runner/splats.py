@@ -2,10 +2,11 @@
 """The kernel's complaints that fail a VM run, and their finder.
 
 The list is lib.sh's KRWQ_SPLATS, one extended regular expression that
-scripts/check-race's awk reads too; its one definition stays there, and
-is kept a plain alternation of words, which means the same to awk and to
-Python's re.  kmemleak's leaks are not in it: they come from the
-report of the runner's own final scans (markers.LEAK_BEGIN).
+scripts/check-race reads too (runner.race, which sorts KCSAN's reports
+apart first and adds kmemleak's "unreferenced object"); its one
+definition stays there, a plain alternation of words.  kmemleak's leaks
+are not in it: they come from the report of the runner's own final
+scans (markers.LEAK_BEGIN).
 """
 
 import re
