@@ -7,12 +7,11 @@ program checks.
 """
 
 import os
-import re
 import shutil
 import subprocess
 import sys
 
-from runner import kbuild, pkgs, shell
+from runner import kbuild, markers, pkgs, shell, stage
 from runner.shell import ROOT, log
 from runner.stage import Tally
 
@@ -40,7 +39,6 @@ PROGRAMS = (
 DKMS_PROGRAM = "sh /krwq/add/dkms.sh {rel} {version}"
 GUEST_SCRIPTS = ("debian", "clients", "nvmeof", "cm", "srp", "nfs", "iser", "middleware",
                  "pyverbs")
-SUMMARY = re.compile(rb"([0-9]+) passed, ([0-9]+) failed")
 
 
 def program_output(argv):
@@ -91,26 +89,18 @@ def boot(rel, pyroot, dkms_ko, version):
     and the count of programs to expect.  The output goes to
     build/check/debian-vm.log, then to standard error."""
     programs = [p.format(rel=rel) for p in PROGRAMS]
-    args = ["--timeout", "3600", "--param", "wire=0", "--param", "netdev_parent=1",
-            "--link", "none"]
-    for s in GUEST_SCRIPTS:
-        args += ["--add", f"scripts/guest/{s}.sh"]
-    args += ["--add", f"{pyroot}/usr:/usr", "--add", f"{pyroot}/krwq/rdma-core:/krwq/rdma-core"]
+    adds = [f"scripts/guest/{s}.sh" for s in GUEST_SCRIPTS]
+    adds += [f"{pyroot}/usr:/usr", f"{pyroot}/krwq/rdma-core:/krwq/rdma-core"]
     if dkms_ko:
-        args += ["--add", f"{dkms_ko}:/lib/modules/{rel}/updates/dkms/krwq.ko",
-                 "--add", "scripts/guest/dkms.sh"]
+        adds += [f"{dkms_ko}:/lib/modules/{rel}/updates/dkms/krwq.ko", "scripts/guest/dkms.sh"]
         programs.append(DKMS_PROGRAM.format(rel=rel, version=version))
+    vm = stage.Vm("; ".join(programs), timeout=3600, params=("wire=0", "netdev_parent=1"),
+                  adds=tuple(adds), link="none", kernel="debian",
+                  console=os.path.join(ROOT, CONSOLE))
     log(f"booting Debian's {rel}")
     out = f"{OUT}/debian-vm.log"
-    with open(out, "wb") as f:
-        rc = shell.run(["scripts/vm", "run", *args, "--", "; ".join(programs)],
-                       stdout=f, stdin=subprocess.DEVNULL,
-                       env=dict(os.environ, KRWQ_KERNEL="debian",
-                                KRWQ_VM_LOG=os.path.join(ROOT, CONSOLE))).returncode
-    with open(out, "rb") as f:
-        sys.stderr.flush()
-        shutil.copyfileobj(f, sys.stderr.buffer)
-        sys.stderr.flush()
+    rc = vm.run(out)
+    stage.show_file(out)
     return rc, len(programs)
 
 
@@ -118,12 +108,11 @@ def count_summaries(t, expected):
     """The guest programs' summary lines in build/check/debian-vm.log
     added to the tally; fewer than EXPECTED is one failure."""
     n = 0
-    with open(f"{OUT}/debian-vm.log", "rb") as f:
-        for line in f:
-            m = SUMMARY.fullmatch(line.rstrip(b"\n"))
-            if m:
-                t.add(int(m.group(1)), int(m.group(2)))
-                n += 1
+    for line in markers.read_lines(f"{OUT}/debian-vm.log"):
+        m = stage.SUMMARY.fullmatch(line)
+        if m:
+            t.add(int(m.group(1)), int(m.group(2)))
+            n += 1
     if n != expected:
         t.bad(f"{expected - n} of the {expected} guest programs printed no summary")
 

@@ -13,6 +13,9 @@ from runner.shell import ROOT, die, log
 
 # the Debian package of the test kernel's source
 KERNEL_SOURCE_PKG = "linux-source-6.1"
+# held while user/'s programs build (stage.build_user), shared while a
+# boot copies them
+USER_LOCK = os.path.join(ROOT, "build", ".user.lock")
 
 
 def cache():

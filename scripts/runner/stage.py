@@ -8,12 +8,13 @@ its last line of standard output; scripts/check reads that line.
 """
 
 import dataclasses
+import fcntl
 import os
 import re
 import subprocess
 import sys
 
-from runner import markers, shell
+from runner import markers, paths, shell
 from runner.shell import ROOT, log, log_lines
 
 
@@ -89,6 +90,17 @@ def last_summary(lines):
     return None
 
 
+def build_user():
+    """user/'s programs built (make -s -C user, its output on standard
+    error), one build at a time: two stages of make check may run side
+    by side, and both need them.  Whether the build worked."""
+    os.makedirs(os.path.dirname(paths.USER_LOCK), exist_ok=True)
+    with open(paths.USER_LOCK, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return shell.run(["make", "-s", "-C", os.path.join(ROOT, "user")],
+                         stdout=sys.stderr, stdin=subprocess.DEVNULL).returncode == 0
+
+
 def remove(*paths):
     """PATHS removed, where they are (rm -f)."""
     for path in paths:
@@ -116,9 +128,9 @@ def show_file(path, first=None, last=None):
 class Vm:
     """One run of scripts/vm, declared as data: COMMAND (guest shell
     code) and scripts/vm run's options (TIMEOUT, PARAMS, ADDS, KMEMLEAK,
-    MODULE), and its environment: CONSOLE (KRWQ_VM_LOG), KERNEL_DIR
-    (KRWQ_KERNEL_DIR), SCANS (KRWQ_VM_KMEMLEAK), each "" to leave the
-    caller's.  PROGRAM is the scripts/vm to run: this tree's, or that of
+    MODULE, LINK), and its environment: CONSOLE (KRWQ_VM_LOG), KERNEL
+    (KRWQ_KERNEL: "debian" for Debian's), KERNEL_DIR (KRWQ_KERNEL_DIR),
+    SCANS (KRWQ_VM_KMEMLEAK), each "" to leave the caller's.  PROGRAM is the scripts/vm to run: this tree's, or that of
     a copy (check-race builds one for its kernel)."""
 
     command: str
@@ -127,7 +139,9 @@ class Vm:
     adds: tuple = ()
     kmemleak: bool = True
     module: bool = True
+    link: str = ""
     console: str = ""
+    kernel: str = ""
     kernel_dir: str = ""
     scans: str = ""
     program: str = os.path.join(ROOT, "scripts", "vm")
@@ -144,6 +158,8 @@ class Vm:
             args.append("--no-kmemleak")
         if not self.module:
             args.append("--no-module")
+        if self.link:
+            args += ["--link", self.link]
         for p in self.params:
             args += ["--param", p]
         for a in self.adds:
@@ -154,7 +170,8 @@ class Vm:
         """The environment scripts/vm runs in: ours, with the values this
         run names."""
         env = dict(os.environ)
-        for name, value in (("KRWQ_VM_LOG", self.console), ("KRWQ_KERNEL_DIR", self.kernel_dir),
+        for name, value in (("KRWQ_VM_LOG", self.console), ("KRWQ_KERNEL", self.kernel),
+                            ("KRWQ_KERNEL_DIR", self.kernel_dir),
                             ("KRWQ_VM_KMEMLEAK", self.scans)):
             if value:
                 env[name] = value
