@@ -52,36 +52,6 @@ unset _krwq_values
 ok() { log "ok: $*"; pass=$((pass + 1)); }
 bad() { log "FAILED: $*"; fail=$((fail + 1)); }
 
-# build_user: user/'s programs built, one build at a time (two stages of
-# make check may run side by side; both need them)
-build_user() {
-	mkdir -p "$KRWQ_ROOT/build"
-	flock "$KRWQ_ROOT/build/.user.lock" make -s -C "$KRWQ_ROOT/user" >&2
-}
-
-# The kernel's complaints, as an extended regular expression over its log
-# lines: any of them fails a VM run (scripts/vm) and the race stage
-# (scripts/check-race, where KCSAN's own reports are sorted apart first);
-# scripts/runner/splats.py reads it from here for both.  kmemleak's leak
-# reports are read from the runner's own scan.  It goes to Python's re,
-# and check-race adds an alternative of its own: keep it words joined by
-# "|", with no backslash nor any other operator.
-KRWQ_SPLATS='BUG:|WARNING:|Oops|KASAN|UBSAN|general protection fault'
-KRWQ_SPLATS+='|possible circular locking dependency|possible recursive locking'
-KRWQ_SPLATS+='|inconsistent lock state|suspicious RCU usage|lock held when returning'
-KRWQ_SPLATS+='|bad unlock balance|DEBUG_LOCKS_WARN_ON|Kernel panic'
-KRWQ_SPLATS+='|blocked for more than|soft lockup|self-detected stall|rcu: INFO'
-# kmemleak told about an address it does not track (scripts/vm's helper)
-KRWQ_SPLATS+='|kmemleak: Trying to color unknown object|kmemleak: Found object by alias'
-
-# The lines between which a VM run's console log holds the kernel log
-# that the guest's /init prints at the end of every run (scripts/vm
-# hands them to it; scripts/runner/markers.py reads them from here).
-# shellcheck disable=SC2034 # read by scripts/runner/markers.py
-M_DMESG_BEGIN=@@krwq-vm-dmesg-begin@@
-# shellcheck disable=SC2034 # read by scripts/runner/markers.py
-M_DMESG_END=@@krwq-vm-dmesg-end@@
-
 # need_pkgs PKG...: install missing Debian packages when root, else print
 # the exact apt-get line and fail (runner/pkgs.py); KRWQ_APT_UPDATED, set
 # when it ran apt-get update, is exported here, for the next ones

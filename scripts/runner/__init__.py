@@ -13,8 +13,7 @@ Python.
   console.py   the console's copy: escapes stripped, COMMAND's lines shown
   markers.py   the lines the guest's /init prints, section(), and a log
                file's lines read and written
-  shell.py     what scripts/lib.sh defines, asked of bash (one definition);
-               the runner's messages, children and scripts' signals
+  shell.py     the runner's messages, its children, its scripts' entry
   pkgs.py      the package lists and need_pkgs, which installs them
   paths.py     the cache folder, the test kernel's folders in it, a copy
                of the source tree, krwq's version

@@ -389,9 +389,9 @@ def make_overlay(boot, root, module, helper, base_files):
         shutil.copy(helper, root + GUEST_HELPER)
     user = os.path.join(ROOT, "build", "user")
     if os.path.isdir(user):
-        # under lib.sh's build_user lock, shared: never a program that a
+        # under stage.build_user's lock, shared: never a program that a
         # build beside this run is writing
-        with open(os.path.join(ROOT, "build", ".user.lock"), "a") as lock:
+        with open(paths.USER_LOCK, "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_SH)
             for entry in os.scandir(user):
                 if entry.is_file(follow_symlinks=False) and entry.stat().st_mode & stat.S_IXUSR:

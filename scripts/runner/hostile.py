@@ -8,7 +8,7 @@ import os
 import re
 import time
 
-from runner import dose, kunit, markers, shell, stage
+from runner import dose, kunit, markers, stage
 from runner.shell import ROOT, log
 
 OUT = "build/check"  # under ROOT, the stage's working folder
@@ -57,7 +57,7 @@ def main(args):
     os.chdir(ROOT)
     os.makedirs(OUT, exist_ok=True)
     t = stage.Tally()
-    if shell.bash("build_user", errexit=False).returncode:
+    if not stage.build_user():
         t.bad("user/ does not build")
         print(t.line(), flush=True)
         return 1

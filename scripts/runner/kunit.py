@@ -52,8 +52,8 @@ def marked(tag, lines):
 
 def logged(suite, lines):
     """SUITE's KTAP as the kernel logged it when its module loaded (the
-    kernel log in the console log LINES, between lib.sh's dmesg
-    markers), made the only suite of a document: its lines from "#
+    kernel log in the console log LINES, between the dmesg markers),
+    made the only suite of a document: its lines from "#
     Subtest: SUITE" to its own "ok N SUITE", timestamps off, that "ok"
     made "ok 1".  KUnit's debugfs results file keeps only the last
     parameter's lines of a parameterised case; the log has them all.
@@ -85,8 +85,8 @@ def logged(suite, lines):
 
 def dmesg(console):
     """The kernel log the console log at CONSOLE holds (what the guest's
-    /init prints between lib.sh's dmesg markers)."""
-    begin, end = markers.dmesg()
+    /init prints between the dmesg markers)."""
+    begin, end = markers.DMESG_BEGIN, markers.DMESG_END
     return markers.section(markers.read_lines(console), begin, end)
 
 

@@ -4,11 +4,8 @@ console, for the runner and the stages to find its parts by; and a log
 file's lines, read and written.
 
 They reach the guest in /krwq/vm.env (boot.vm_env), so that this file
-and lib.sh hold their only definitions: the dmesg pair is lib.sh's
-(M_DMESG_BEGIN and M_DMESG_END, asked of bash by dmesg()).
+holds their only definitions.
 """
-
-from runner import shell
 
 BEGIN = "@@krwq-vm-begin@@"  # /init has started; COMMAND's lines follow
 CMD_END = "@@krwq-vm-command-end@@"  # COMMAND has ended
@@ -20,20 +17,16 @@ GCOV_END = "@@krwq-vm-gcov-end@@"
 EXIT = "@@krwq-vm-exit:"  # then COMMAND's status and "@@"
 TIMES = "@@krwq-vm-times:"  # then the uptime at COMMAND's start and end, "@@"
 KVM_OK = "@@krwq-kvm-ok@@"  # the KVM probe's guest has run
-
-
-def dmesg():
-    """M_DMESG_BEGIN and M_DMESG_END: the kernel log's part, lib.sh's."""
-    v = shell.values()
-    return v["M_DMESG_BEGIN"], v["M_DMESG_END"]
+# the kernel log that /init prints at the end of every run
+DMESG_BEGIN = "@@krwq-vm-dmesg-begin@@"
+DMESG_END = "@@krwq-vm-dmesg-end@@"
 
 
 def guest_names():
     """The markers as init.sh names them: {M_BEGIN: "@@krwq-vm-begin@@", ...}."""
-    begin, end = dmesg()
     return {"M_BEGIN": BEGIN, "M_CMD_END": CMD_END, "M_SETUP_FAILED": SETUP_FAILED,
             "M_LEAK_BEGIN": LEAK_BEGIN, "M_LEAK_END": LEAK_END,
-            "M_DMESG_BEGIN": begin, "M_DMESG_END": end,
+            "M_DMESG_BEGIN": DMESG_BEGIN, "M_DMESG_END": DMESG_END,
             "M_GCOV_BEGIN": GCOV_BEGIN, "M_GCOV_END": GCOV_END,
             "M_EXIT": EXIT, "M_TIMES": TIMES}
 

@@ -1,24 +1,18 @@
 # SPDX-License-Identifier: GPL-2.0
-"""What scripts/lib.sh defines, asked of bash; the runner's messages,
-its children, and its scripts' way out.
+"""The runner's messages, its children, and its scripts' way out.
 
-The bash scripts and the runner share lib.sh's values (the splat list,
-the dmesg markers) and its build_user: both read the one definition
-there instead of keeping a copy each.  What goes the other way, Python
-that lib.sh wraps (the packages, the cache, the guest's root folders),
-is in pkgs.py, paths.py and rootfs.py.
+The helpers that the bash scripts still use through scripts/lib.sh's
+wrappers (the packages, the cache, the guest's root folders) are in
+pkgs.py, paths.py and rootfs.py.
 """
 
 import contextlib
-import functools
 import os
-import shlex
 import signal
 import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-LIB_SH = os.path.join(ROOT, "scripts", "lib.sh")
 
 
 def log(msg):
@@ -94,26 +88,4 @@ def run(argv, check=False, **kwargs):
     if check:
         done.check_returncode()
     return done
-
-
-def bash(snippet, *args, errexit=True, **kwargs):
-    """SNIPPET run by bash with ARGS as "$@", after lib.sh, under the
-    options the bash scripts run with (set -euo pipefail); without -e
-    when ERREXIT is false, as the bash stage scripts ran lib.sh's
-    helpers (set -uo pipefail: a step that fails does not end the
-    snippet, its caller reads the status).  KWARGS go to run(); standard
-    error is ours."""
-    opts = "set -euo pipefail; shopt -s inherit_errexit" if errexit else "set -uo pipefail"
-    script = f"{opts}; . {shlex.quote(LIB_SH)}; {snippet}"
-    return run(["bash", "-c", script, "krwq", *args], **kwargs)
-
-
-@functools.cache
-def values():
-    """lib.sh's values the runner reads: KRWQ_SPLATS, M_DMESG_BEGIN and
-    M_DMESG_END, by name."""
-    names = ("KRWQ_SPLATS", "M_DMESG_BEGIN", "M_DMESG_END")
-    got = bash("printf '%s\\0' " + " ".join(f'"${n}"' for n in names),
-               check=True, stdout=subprocess.PIPE, text=True)
-    return dict(zip(names, got.stdout.split("\0")))
 

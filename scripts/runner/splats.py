@@ -1,17 +1,30 @@
 # SPDX-License-Identifier: GPL-2.0
 """The kernel's complaints that fail a VM run, and their finder.
 
-The list is lib.sh's KRWQ_SPLATS, one extended regular expression that
-scripts/check-race reads too (runner.race, which sorts KCSAN's reports
-apart first and adds kmemleak's "unreferenced object"); its one
-definition stays there, a plain alternation of words.  kmemleak's leaks
-are not in it: they come from the report of the runner's own final
-scans (markers.LEAK_BEGIN).
+The list, SPLATS, fails every VM run (scripts/vm) and the race stage
+(runner.race, which sorts KCSAN's reports apart first and adds
+kmemleak's "unreferenced object").  kmemleak's leaks are not in it:
+they come from the report of the runner's own final scans
+(markers.LEAK_BEGIN).
 """
 
+import functools
 import re
 
-from runner import markers, shell
+from runner import markers
+
+# The kernel's complaints: a log line that holds one of these fails the
+# run.
+SPLATS = (
+    "BUG:", "WARNING:", "Oops", "KASAN", "UBSAN", "general protection fault",
+    "possible circular locking dependency", "possible recursive locking",
+    "inconsistent lock state", "suspicious RCU usage", "lock held when returning",
+    "bad unlock balance", "DEBUG_LOCKS_WARN_ON", "Kernel panic",
+    "blocked for more than", "soft lockup", "self-detected stall", "rcu: INFO",
+    # kmemleak told about an address it does not track (the runner's
+    # helper module, vmhelpers/vm_kmemleak.c)
+    "kmemleak: Trying to color unknown object", "kmemleak: Found object by alias",
+)
 
 # a kernel log line: "[   12.345678] ...", its timestamp anywhere
 STAMP = re.compile(r"\[ *[0-9]+\.[0-9]+\] ")
@@ -25,9 +38,14 @@ END = re.compile(r"---\[ end |^\[ *[0-9.]+\] =+$")
 SHOWN, WINDOW = 5, 40
 
 
+@functools.cache
 def pattern():
-    """KRWQ_SPLATS, compiled."""
-    return re.compile(shell.values()["KRWQ_SPLATS"])
+    """SPLATS as one regular expression.
+
+    >>> bool(pattern().search("[  1.0] BUG: unable to handle")), bool(pattern().search("ok"))
+    (True, False)
+    """
+    return re.compile("|".join(re.escape(s) for s in SPLATS))
 
 
 def kernel_text(lines):
@@ -35,7 +53,7 @@ def kernel_text(lines):
     the guest printed its dmesg, that kernel log and the kmemleak
     report, each line of the report after "[kmemleak] "; before that
     (a crash, a timeout), the whole console."""
-    begin, end = markers.dmesg()
+    begin, end = markers.DMESG_BEGIN, markers.DMESG_END
     if any(end in line for line in lines):
         text = (markers.section(lines, begin, end)
                 + [LEAK + line for line in

@@ -5,7 +5,7 @@ and one check more for a clean VM run."""
 
 import os
 
-from runner import markers, shell, stage
+from runner import markers, stage
 from runner.shell import ROOT
 
 OUT = "build/check"  # under ROOT, the stage's working folder
@@ -22,7 +22,7 @@ def main(_args):
     os.chdir(ROOT)
     os.makedirs(OUT, exist_ok=True)
     t = stage.Tally()
-    if shell.bash("build_user", errexit=False).returncode:
+    if not stage.build_user():
         print("0 1", flush=True)
         return 1
     out = os.path.join(OUT, "trace-vm.log")

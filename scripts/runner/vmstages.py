@@ -12,8 +12,8 @@ tally adds; a part that ended with a failing status without a failed
 check of its own to show for it, or never ended, is one failure more.
 
 KUnit's suites and the dose of krwq_stress are read by runner.kunit,
-which check-race and check-hostile share; user/'s build is lib.sh's
-(build_user), run through bash.  Every count goes through stage.Tally,
+which check-race and check-hostile share; user/'s build is
+stage.build_user.  Every count goes through stage.Tally,
 which prints "ok: ..." and "FAILED: ...".
 """
 
@@ -522,7 +522,7 @@ def main(groups):
     os.makedirs(os.path.join("build", "vm"), exist_ok=True)
     # user/'s programs, which the groups' guests run (krwq_verbs_test,
     # krwq_ring_test, cm.sh's cm_delay.so, ...)
-    if shell.bash("build_user", errexit=False).returncode:
+    if not stage.build_user():
         run.tally.bad("user/ does not build")
     for g in groups:
         if g not in RUNS:
