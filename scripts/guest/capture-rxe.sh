@@ -8,7 +8,8 @@
 #  - rping over IPv4 and IPv6: the IB CM's REQ, a UD SEND on QP1;
 #  - ibv_rc_pingpong whose peer is a shell faking the pingpong's address
 #    exchange: RC SEND packets, one with 3 bytes of pad.
-# Prints the capture base64-encoded between @@pcap-begin@@ and @@pcap-end@@.
+# Prints the capture gzipped and base64-encoded between @@pcap-begin@@
+# and @@pcap-end@@, as wire.sh prints its own.
 set -u
 # shellcheck source=roce.sh # scripts/vm puts it in /krwq/lib
 . /krwq/lib/roce.sh
@@ -51,5 +52,5 @@ kill $td
 wait $td
 cat /tmp/tcpdump.log
 echo "@@pcap-begin@@"
-base64 /tmp/rxe.pcap
+gzip -c /tmp/rxe.pcap | base64
 echo "@@pcap-end@@"

@@ -47,6 +47,8 @@ Python.
   trace.py     scripts/check-trace: trace.sh's boot
   fuzz.py      scripts/check-fuzz: libFuzzer on the core, on the host
   gtest.py     scripts/check-host: GoogleTest on the core, on the host
+  wirevectors.py  scripts/wire-vectors: KUnit's ICRC vectors made again
+                  from a capture of rdma_rxe's packets
 
 The guest's /init is scripts/guest/init.sh; the run's values reach it in
 /krwq/vm.env (boot.vm_env).  Standard library only.
