@@ -47,6 +47,8 @@ Python.
   trace.py     scripts/check-trace: trace.sh's boot
   fuzz.py      scripts/check-fuzz: libFuzzer on the core, on the host
   gtest.py     scripts/check-host: GoogleTest on the core, on the host
+  debiankernel.py  scripts/debian-kernel: Debian's packaged kernel, laid
+                   out as a test-kernel tree, and krwq.ko built for it
   wirevectors.py  scripts/wire-vectors: KUnit's ICRC vectors made again
                   from a capture of rdma_rxe's packets
 

@@ -63,13 +63,15 @@ def krwq_version():
         return "\n".join(re.findall(r'^PACKAGE_VERSION="([^"\n]*)"$', f.read(), re.M))
 
 
-def copy_tree(to):
-    """A fresh copy at TO of the tracked sources and of the untracked ones
-    git does not ignore, links kept links, modes and times kept.  A
+def copy_tree(to, fresh=True):
+    """A copy at TO of the tracked sources and of the untracked ones git
+    does not ignore, links kept links, modes and times kept: FRESH, TO
+    is emptied first; else what TO holds is updated, its builds kept.  A
     tracked file that is gone is reported, the rest still copied, and
     the result is False."""
-    shutil.rmtree(to, ignore_errors=True)
-    os.makedirs(to)
+    if fresh:
+        shutil.rmtree(to, ignore_errors=True)
+    os.makedirs(to, exist_ok=True)
     listed = subprocess.run(["git", "-C", ROOT, "ls-files", "-z", "--cached", "--others",
                              "--exclude-standard"], stdout=subprocess.PIPE, check=True).stdout
     whole = True
