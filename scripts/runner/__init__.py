@@ -49,6 +49,8 @@ Python.
   gtest.py     scripts/check-host: GoogleTest on the core, on the host
   debiankernel.py  scripts/debian-kernel: Debian's packaged kernel, laid
                    out as a test-kernel tree, and krwq.ko built for it
+  callgraph.py scripts/callgraph: which file of module/ calls which, and
+               whether they call each other in a circle (lint)
   wirevectors.py  scripts/wire-vectors: KUnit's ICRC vectors made again
                   from a capture of rdma_rxe's packets
 

@@ -33,7 +33,7 @@ def guest_names():
 
 def section(lines, begin, end):
     """The LINES between a line that holds BEGIN and the next that holds
-    END, every such part in turn (lib.sh's section, on a list).
+    END, every such part in turn.
 
     >>> section(["a", "x @@b@@", "1", "2", "@@e@@ y", "3", "@@b@@", "4"], "@@b@@", "@@e@@")
     ['1', '2', '4']
