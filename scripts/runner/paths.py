@@ -43,17 +43,24 @@ def kernel_dir(variant=""):
     ver = pkgs.version(KERNEL_SOURCE_PKG)
     if ver is None:
         die(f"{KERNEL_SOURCE_PKG} is not installed")
-    frags = ["test-kernel.config"]
-    if variant != "default":
-        frags.append(f"test-kernel-{variant}.config")
     digest = hashlib.sha256()
-    for frag in frags:
+    for frag in kernel_fragments(variant):
         try:
-            with open(os.path.join(ROOT, "scripts", frag), "rb") as f:
+            with open(frag, "rb") as f:
                 digest.update(f.read())
         except OSError as e:
             die(f"kernel_dir: {e}")
     return os.path.join(cache(), f"kernel-{ver}-{variant}-{digest.hexdigest()[:12]}")
+
+
+def kernel_fragments(variant=""):
+    """The config fragments of the test kernel's VARIANT, base first:
+    scripts/test-kernel.config, then for a VARIANT other than ""
+    or default scripts/test-kernel-VARIANT.config on top."""
+    frags = [os.path.join(ROOT, "scripts", "test-kernel.config")]
+    if variant and variant != "default":
+        frags.append(os.path.join(ROOT, "scripts", f"test-kernel-{variant}.config"))
+    return frags
 
 
 def krwq_version():
