@@ -27,7 +27,7 @@ MODINFO ?= /sbin/modinfo
 
 .PHONY: all modules install uninstall kdir-check user demo check check-race check-blktests \
 	host-test fuzz bench \
-	results clean help kernel lint core-flags-clang coverage
+	results clean help kernel lint core-flags-clang coverage python3
 
 all: modules
 
@@ -69,35 +69,38 @@ uninstall: kdir-check
 user:
 	$(MAKE) -C user
 
+# The harness is Python: a fresh machine may need python3 first, which
+# sourcing scripts/lib.sh installs (as root) or names the apt-get line of.
+python3:
+	@bash -c '. scripts/lib.sh'
+
 # the project's test kernel (prints its build tree)
-kernel:
+kernel: python3
 	scripts/test-kernel
 
-demo:
+demo: python3
 	scripts/demo
 
-# the runner is Python: a fresh machine may need python3 first
-check:
-	bash -c '. scripts/lib.sh && need_pkgs python3'
+check: python3
 	scripts/check
 
 # KCSAN: a second cached kernel; also the race stage of make check
-check-race:
+check-race: python3
 	scripts/check-race
 
 # blktests' nvme and srp groups (or GROUPS: nvme/NNN srp/NNN...) on krwq beside
 # rdma_rxe and siw, in one boot of Debian's kernel; too long for make check
 # (docs/testing.md)
-check-blktests:
+check-blktests: python3
 	scripts/check-blktests $(GROUPS)
 
-lint:
+lint: python3
 	scripts/lint
 
 # line and branch coverage into build/coverage: the core on the host, and
 # krwq.ko under the VM stages on a third cached kernel (gcov); not part of
 # make check
-coverage:
+coverage: python3
 	scripts/coverage
 
 host-test: build/host-asan/rq_test build/host-tsan/rq_test
@@ -109,7 +112,7 @@ include kunit/host/fuzz.mk
 
 # libFuzzer on the core for FUZZ_SECONDS (make check runs a million executions)
 FUZZ_SECONDS ?= 600
-fuzz:
+fuzz: python3
 	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_MERGE=1 scripts/check-fuzz
 
 include bench/bench.mk
@@ -119,11 +122,11 @@ include bench/bench.mk
 core-flags-clang:
 	@echo $(KRWQ_CORE_CLANG_CXXFLAGS) -Wall $(KRWQ_CORE_WARNFLAGS)
 
-bench:
+bench: python3
 	scripts/bench
 
 # docs/results.md from the last make check and make bench
-results:
+results: python3
 	python3 scripts/results.py doc docs/results.md
 
 clean:

@@ -28,7 +28,7 @@ VM_PKGS = ("qemu-system-x86", "busybox-static", "cpio", "kmod", "rdma-core", "ib
 # scripts/lint's tools (scripts/check installs them too)
 LINT_PKGS = ("sparse", "clang", "clang-format", "clang-tidy", "shellcheck", "pyflakes3")
 # scripts/check-debian's (and scripts/check's)
-DEBIAN_CHECK_PKGS = ("dkms", "rsync", "libopenmpi-dev", "python3-pyverbs")
+DEBIAN_CHECK_PKGS = ("dkms", "libopenmpi-dev", "python3-pyverbs")
 # the lists by their names, for lib.sh
 LISTS = {"KERNEL_BUILD_PKGS": KERNEL_BUILD_PKGS, "VM_PKGS": VM_PKGS, "LINT_PKGS": LINT_PKGS,
          "DEBIAN_CHECK_PKGS": DEBIAN_CHECK_PKGS}
