@@ -84,7 +84,7 @@ def read_boots(path):
 
 
 # A failed check as a stage's log has it: the host's "FAILED" lines
-# (scripts/lib.sh's bad, after "krwq: " and its part's name), GoogleTest's
+# (runner/stage.py's Tally.bad, after "krwq: " and its part's name), GoogleTest's
 # and kunit.py's "[  FAILED  ]" and "[FAILED]" (after kunit.py's time), or
 # a guest's TAP or KTAP "not ok", indented or not, that is not a TODO.
 FAILURE = re.compile(r"^\s*(?:\[[\d:]+\] )?(?:krwq: (?:[\w-]+: )?)?"

@@ -14,9 +14,9 @@
 #                  which hides KASAN's shadow from kmemleak), or empty
 #   KRWQ_GCOV      1: print /sys/kernel/debug/gcov's counts at the end
 #   M_*            the marker lines printed for the host to read (defined
-#                  in scripts/runner/markers.py and, the dmesg pair,
-#                  scripts/lib.sh); their order and bytes are the console
-#                  protocol the runner (scripts/runner/) parses
+#                  in scripts/runner/markers.py); their order and bytes
+#                  are the console protocol the runner (scripts/runner/)
+#                  parses
 # This runs under dash, the guest's /bin/sh, before anything else is up.
 
 KRWQ_LOAD='' KRWQ_CMD='' KRWQ_KMEMLEAK='' KRWQ_HELPER='' KRWQ_GCOV=''
