@@ -1,8 +1,11 @@
 # SPDX-License-Identifier: GPL-2.0
-"""runner - the test VM's boot (scripts/vm), make check's stages
-(scripts/check-*), the images the VM boots (scripts/initramfs,
-scripts/pyverbs-root) and lib.sh's package and root-folder helpers, in
-Python.
+"""runner - the project's harness in Python: the test VM's boot
+(scripts/vm), make check's stages (scripts/check-*, scripts/lint), the
+kernels and images the VM boots (scripts/test-kernel,
+scripts/debian-kernel, scripts/initramfs, scripts/pyverbs-root), the
+tools beside them (scripts/callgraph, scripts/wire-vectors, scripts/demo)
+and the package and root-folder helpers that lib.sh wraps for the
+scripts still in bash.
 
   cli.py       scripts/vm's command line and environment, made a Boot
   boot.py      Boot, one boot declared as data, and its run: the overlay,

@@ -15,13 +15,13 @@ needs that build anyway.  The guards build against those headers.
 
 import dataclasses
 import os
-import subprocess
+import typing
 
-from runner import kbuild, paths, shell
+from runner import kbuild, paths, stage
 from runner.shell import ROOT, log
 from runner.stage import Tally
 
-OUT = "build/check"  # under ROOT
+OUT = stage.OUT
 # the modules the test kernel's build must leave
 MODULES = ("krwq.ko", "krwq_kunit.ko", "krwq_kunit_cm.ko", "krwq_kunit_route.ko",
            "krwq_kunit_rc.ko")
@@ -41,8 +41,8 @@ def copy_changed(name, path, change):
     text of its file PATH; the copy's folder, or None when CHANGE left
     the text as it was."""
     src = os.path.join(ROOT, "build", name)
-    if not paths.copy_tree(src):
-        return None
+    # a file copy_tree could not copy is named, and shows in the build
+    paths.copy_tree(src)
     target = os.path.join(src, path)
     with open(target, encoding="utf-8") as f:
         text = f.read()
@@ -70,7 +70,7 @@ class Guard:
 
     name: str
     path: str
-    change: object
+    change: typing.Callable[[str], str]
     why: str
     what: str
     unchanged: str
@@ -107,11 +107,10 @@ def main(args):
     os.chdir(ROOT)
     os.makedirs(OUT, exist_ok=True)
     t = Tally()
-    got = shell.run(["scripts/test-kernel"], stdout=subprocess.PIPE, text=True)
-    if got.returncode:
+    kdir = kbuild.test_kernel()
+    if kdir is None:
         print("0 1", flush=True)
         return 1
-    kdir = got.stdout.strip()
     log(f"building against the test kernel ({kdir})")
     log_file = f"{OUT}/build-test-kernel.log"
     t.check(kbuild.build(kdir, ROOT, log_file) and kbuild.warning_free(log_file)

@@ -15,7 +15,7 @@ from runner import kbuild, markers, pkgs, shell, stage
 from runner.shell import ROOT, log
 from runner.stage import Tally
 
-OUT = "build/check"  # under ROOT
+OUT = stage.OUT
 CONSOLE = "build/vm/debian-console.log"
 
 # The guest's programs, in order; each ends with "N passed, N failed".
@@ -61,10 +61,7 @@ def dkms_build_install(t, dkms, rel):
     # log, under the kernel's log/ when the build succeeded, in its build
     # folder when not
     copy = f"{OUT}/build-debian.log"
-    try:
-        os.remove(copy)
-    except FileNotFoundError:
-        pass
+    stage.remove(copy)
     try:
         shutil.copyfile(make_log, copy)
         clean = kbuild.warning_free(copy)

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 
-from runner import dose, pkgs, shell
+from runner import dose, kbuild, pkgs, shell
 from runner.shell import ROOT, log, log_lines
 
 SEEDS = "kunit/host/fuzz-corpus"
@@ -129,7 +129,7 @@ def main(_args):
     pkgs.need_pkgs(["clang", "libclang-rt-14-dev"])
     os.chdir(ROOT)
     try:
-        want, secs, jobs = bounds(os.environ, len(os.sched_getaffinity(0)))
+        want, secs, jobs = bounds(os.environ, kbuild.jobs())
     except ValueError as e:
         shell.die(f"FUZZ_RUNS, FUZZ_SECONDS and FUZZ_JOBS take a number: {e}")
     sys.stderr.flush()

@@ -8,7 +8,7 @@ import json
 import os
 import sys
 
-from runner import shell
+from runner import shell, stage
 from runner.shell import ROOT, log
 
 VARIANTS = ("asan", "tsan")
@@ -30,10 +30,7 @@ def variant(name):
     crashed before writing it (a sanitizer's report): one failure; so is
     a failing status with no failed test."""
     path = f"build/host-{name}/results.json"
-    try:
-        os.remove(path)
-    except FileNotFoundError:
-        pass
+    stage.remove(path)
     sys.stderr.flush()
     # halt_on_error: TSan's first report ends the run with a failing status
     rc = shell.run([f"build/host-{name}/rq_test", f"--gtest_output=json:{path}"],

@@ -11,7 +11,7 @@ import time
 from runner import dose, kunit, markers, stage
 from runner.shell import ROOT, log
 
-OUT = "build/check"  # under ROOT, the stage's working folder
+OUT = stage.OUT
 CONSOLE = "build/vm/hostile-console.log"  # its own, so that it can run beside other boots
 FAULTS = "krwq_kunit_faults.ko"
 

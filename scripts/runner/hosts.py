@@ -26,19 +26,19 @@ LISTEN = "0A"  # a socket's state in /proc/net/tcp*: TCP_LISTEN
 @dataclasses.dataclass
 class Mode:
     """What the two guests run (hosts.sh's SERVE and DRIVE actions), where
-    their output goes (OUT, under ROOT), and the environment scripts/vm
-    gets besides KRWQ_KERNEL and KRWQ_VM_LOG."""
+    their output goes (OUT, under ROOT), their CPUs (SMP, KRWQ_VM_SMP)
+    and kmemleak's scans (SCANS, stage.Vm's); "" leaves the default."""
 
     out: str
     serve: str
     drive: str
-    env: tuple = ()
+    smp: str = ""
+    scans: str = ""
 
 
 MODES = {
-    None: Mode("build/check", "serve", "drive"),
-    "--bench": Mode("build/bench", "bench-serve", "bench-drive",
-                    (("KRWQ_VM_SMP", "1"), ("KRWQ_VM_KMEMLEAK", "0"))),
+    None: Mode(stage.OUT, "serve", "drive"),
+    "--bench": Mode("build/bench", "bench-serve", "bench-drive", smp="1", scans="0"),
 }
 
 
@@ -61,23 +61,29 @@ def listening(port):
 class Host:
     """One guest: scripts/vm run with hosts.sh ACTION, linked to the other
     through PORT in ROLE (listen or connect), its output in
-    OUT/hosts-NAME.log, its console in build/vm/hosts-NAME-console.log.
-    It runs in a session of its own, so that stopping it reaches the
-    QEMU and everything else it started."""
+    OUT/hosts-NAME.log, its console in build/vm/hosts-NAME-console.log,
+    added to the list STARTED as soon as it runs.  It runs in a session
+    of its own, so that stopping it reaches the QEMU and everything else
+    it started."""
 
-    def __init__(self, name, role, port, action, mode):
+    def __init__(self, name, role, port, action, mode, started):
         self.name = name
         self.log = os.path.join(mode.out, f"hosts-{name}.log")
         self.console = f"build/vm/hosts-{name}-console.log"
         vm = stage.Vm(f"sh /krwq/add/hosts.sh {action}", timeout=1800,
                       adds=("scripts/guest/hosts.sh",), link=f"{role}:{port}", kernel="debian",
-                      console=os.path.join(ROOT, self.console))
+                      console=os.path.join(ROOT, self.console), scans=mode.scans)
+        env = vm.env()
+        if mode.smp:
+            env["KRWQ_VM_SMP"] = mode.smp
         with open(self.log, "wb") as f:
             self.proc = subprocess.Popen(vm.args(), stdout=f, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, start_new_session=True,
-                                         env=dict(vm.env(), **dict(mode.env)))
+                                         env=env)
+        started.append(self)
 
     def running(self):
+        """Whether it has not ended."""
         return self.proc.poll() is None
 
     def wait_end(self, seconds):
@@ -89,6 +95,7 @@ class Host:
             return False
 
     def signal(self, sig):
+        """SIG to its whole session."""
         try:
             os.killpg(self.proc.pid, sig)
         except ProcessLookupError:
@@ -147,8 +154,7 @@ def run_pair(t, mode):
     hosts = []
     try:
         log(f"hosts: host A listens on 127.0.0.1:{port}")
-        a = Host("a", "listen", port, mode.serve, mode)
-        hosts.append(a)
+        a = Host("a", "listen", port, mode.serve, mode, hosts)
         # B's QEMU connects at its start, so A's must listen by then; it
         # does once scripts/vm has built the guest's image (on a cold
         # cache, minutes)
@@ -157,8 +163,7 @@ def run_pair(t, mode):
             stop([a])
             stage.show_file(a.log)
             return False
-        b = Host("b", "connect", port, mode.drive, mode)
-        hosts.append(b)
+        b = Host("b", "connect", port, mode.drive, mode, hosts)
         b.proc.wait()
         if not a.wait_end(120):
             t.bad("host A still running 120 s after host B ended: stopped")

@@ -14,25 +14,41 @@ import subprocess
 import sys
 
 from runner import paths, shell
+from runner.shell import ROOT
 
-# what makes a build log not clean, as grep -iE reads it
-WARNING = re.compile(r"warning:|error:", re.IGNORECASE)
+# what makes a build log not clean
+WARNING = "warning:|error:"
+
+
+def jobs():
+    """make's -j for a build here: the CPUs this process may run on."""
+    return len(os.sched_getaffinity(0))
+
+
+def test_kernel(variant="default"):
+    """The test kernel's build folder of VARIANT (scripts/test-kernel
+    builds it once, then finds it in the cache); None when it cannot."""
+    got = shell.run([os.path.join(ROOT, "scripts", "test-kernel"), "--variant", variant],
+                    stdout=subprocess.PIPE, text=True)
+    return got.stdout.strip() if got.returncode == 0 else None
 
 
 def build(kdir, src, log_file, target="modules"):
     """make TARGET of the module in SRC against the kernel tree KDIR,
     its output in LOG_FILE; whether it succeeded."""
     with open(log_file, "wb") as f:
-        return shell.run(["make", f"-j{os.cpu_count()}", "-C", kdir, f"M={src}", target],
+        return shell.run(["make", f"-j{jobs()}", "-C", kdir, f"M={src}", target],
                          stdout=f, stderr=subprocess.STDOUT,
                          stdin=subprocess.DEVNULL).returncode == 0
 
 
-def warning_free(log_file):
-    """Whether the build log LOG_FILE has no compiler warning or error;
-    the lines that do go to standard error."""
+def warning_free(log_file, ignore_case=True):
+    """Whether the build log LOG_FILE has no compiler warning or error
+    (any case: modpost's "WARNING:" too, unless not IGNORE_CASE); the
+    lines that do go to standard error."""
+    warning = re.compile(WARNING, re.IGNORECASE if ignore_case else 0)
     with open(log_file, encoding="utf-8", errors="replace") as f:
-        found = [line for line in f if WARNING.search(line)]
+        found = [line for line in f if warning.search(line)]
     sys.stderr.writelines(found)
     sys.stderr.flush()
     return not found
@@ -40,11 +56,7 @@ def warning_free(log_file):
 
 def newest_debian_headers():
     """The newest /usr/src/linux-headers-*-amd64 (Debian's stock kernel
-    headers), by version; None without one.
-
-    >>> natural("linux-headers-6.1.0-57-amd64") > natural("linux-headers-6.1.0-9-amd64")
-    True
-    """
+    headers), by version; None without one."""
     try:
         names = [n for n in os.listdir("/usr/src")
                  if n.startswith("linux-headers-") and n.endswith("-amd64")
@@ -56,7 +68,11 @@ def newest_debian_headers():
 
 def natural(name):
     """A sort key that orders NAME's runs of digits by their value, as
-    sort -V does for kernel releases."""
+    sort -V does for kernel releases.
+
+    >>> natural("linux-headers-6.1.0-57-amd64") > natural("linux-headers-6.1.0-9-amd64")
+    True
+    """
     return [(0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"([0-9]+)", name)]
 
 
@@ -95,8 +111,9 @@ class Dkms:
         built(REL)/log/make.log)."""
         open(self.log, "wb").close()
         shutil.rmtree(self.dir, ignore_errors=True)
-        if not paths.copy_tree(f"{self.dir}/src/krwq-{self.version}"):
-            return False
+        # a file copy_tree could not copy is named, and shows in the
+        # build that follows
+        paths.copy_tree(f"{self.dir}/src/krwq-{self.version}")
         os.makedirs(f"{self.dir}/tree", exist_ok=True)
         os.makedirs(f"{self.dir}/install/{rel}", exist_ok=True)
         return (self.run("add", "-m", "krwq", "-v", self.version)

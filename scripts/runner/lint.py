@@ -10,7 +10,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 
 from runner import kbuild, paths, pkgs, shell
 from runner.shell import ROOT
@@ -64,14 +63,6 @@ def files(patterns):
     return [f for p in patterns for f in sorted(glob.glob(p))]
 
 
-def tree_files():
-    """The files git tracks, and the untracked ones it does not ignore."""
-    got = shell.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                    stdout=subprocess.PIPE, check=True)
-    names = got.stdout.decode("utf-8", "surrogateescape").split("\0")
-    return [n for n in names if n and os.path.isfile(n)]
-
-
 def programs(names, suffix, shebang):
     """Of NAMES, those ending with SUFFIX or whose first line is SHEBANG."""
     def first_line(name):
@@ -91,19 +82,18 @@ class Lint:
         """ARGV with its output added to build/lint/LOG_NAME; whether it
         succeeded."""
         with open(os.path.join(OUT, log_name), "ab") as out:
-            return shell.run(argv, stdout=out, stderr=subprocess.STDOUT,
-                             stdin=subprocess.DEVNULL, env=env).returncode == 0
+            try:
+                return shell.run(argv, stdout=out, stderr=subprocess.STDOUT,
+                                 stdin=subprocess.DEVNULL, env=env).returncode == 0
+            except OSError as e:  # the tool is missing: its check fails, the rest run
+                out.write(f"{argv[0]}: {e}\n".encode())
+                return False
 
     @staticmethod
     def lines(log_name):
+        """The lines of build/lint/LOG_NAME."""
         with open(os.path.join(OUT, log_name), encoding="utf-8", errors="replace") as f:
             return f.read().splitlines()
-
-    @staticmethod
-    def show(lines):
-        """LINES on standard error."""
-        sys.stderr.write("".join(line + "\n" for line in lines))
-        sys.stderr.flush()
 
     def checkpatch(self, ksrc, c_files):
         """checkpatch.pl --strict on every C file: one run for the files
@@ -121,7 +111,7 @@ class Lint:
         for f in c_files:
             finding = re.compile(re.escape(f) + r":[0-9]+: (ERROR|WARNING|CHECK):")
             found = [line for line in log if finding.match(line)]
-            self.show(found)
+            shell.log_lines(found)
             t.check(not found, f"checkpatch --strict {f}",
                     f"checkpatch --strict {f} (build/lint/checkpatch.log)")
         if not any(line.startswith("total: ") for line in log):
@@ -133,7 +123,8 @@ class Lint:
         built = self.tool(["make", "-C", kdir, f"M={ROOT}", "C=2", "CHECK=sparse", "modules"],
                           "sparse.log")
         checked = sum(line.startswith("  CHECK") for line in self.lines("sparse.log"))
-        self.tally.check(built and kbuild.warning_free(os.path.join(OUT, "sparse.log")),
+        self.tally.check(built and kbuild.warning_free(os.path.join(OUT, "sparse.log"),
+                                                       ignore_case=False),
                          f"sparse (make C=2): {checked} files clean",
                          "sparse (make C=2; build/lint/sparse.log)")
 
@@ -147,7 +138,7 @@ class Lint:
                   "kernel-doc.log")
         log = self.lines("kernel-doc.log")
         said = [line for line in log if ": info: Scanning doc for " not in line]
-        self.show(said)
+        shell.log_lines(said)
         t.check(not said, f"kernel-doc -none -v: {len(log)} comments, no warnings",
                 "kernel-doc -none -v (build/lint/kernel-doc.log)")
         scanned = re.compile(r".*: info: Scanning doc for [a-z]* *([A-Za-z0-9_]*)")
@@ -168,7 +159,7 @@ class Lint:
         if not defined:
             t.bad("kernel-doc coverage: no module objects to read (did the build run?)")
         elif missing:
-            self.show(f"    undocumented: {m}" for m in missing)
+            shell.log_lines([f"    undocumented: {m}" for m in missing])
             t.bad(f"kernel-doc coverage: {len(missing)} global functions without kernel-doc")
         else:
             t.ok(f"kernel-doc coverage: all {len(defined)} global functions documented")
@@ -179,7 +170,7 @@ class Lint:
         if self.tool(["scripts/callgraph", "--check"], "callgraph.log"):
             self.tally.ok("callgraph: no circle among module/*.c")
         else:
-            self.show(self.lines("callgraph.log"))
+            shell.log_lines(self.lines("callgraph.log"))
             self.tally.bad("callgraph: module/*.c call each other in a circle "
                            "(build/lint/callgraph.log)")
 
@@ -229,7 +220,7 @@ class Lint:
             if self.tool(["shellcheck", "-f", "gcc", f], "shellcheck.log"):
                 t.ok(f"shellcheck {f}")
             else:
-                self.show(line for line in self.lines("shellcheck.log") if f"{f}:" in line)
+                shell.log_lines([line for line in self.lines("shellcheck.log") if f"{f}:" in line])
                 t.bad(f"shellcheck {f} (build/lint/shellcheck.log)")
 
     def python(self, names):
@@ -245,7 +236,7 @@ class Lint:
             if self.tool(["pyflakes3", f], "pyflakes.log"):
                 t.ok(f"pyflakes {f}")
             else:
-                self.show(line for line in self.lines("pyflakes.log") if f"{f}:" in line)
+                shell.log_lines([line for line in self.lines("pyflakes.log") if f"{f}:" in line])
                 t.bad(f"pyflakes {f} (build/lint/pyflakes.log)")
         env = dict(os.environ, PYTHONPATH="scripts", PYTHONDONTWRITEBYTECODE="1")
         for f in found:
@@ -267,11 +258,10 @@ def main(args):
     os.chdir(ROOT)
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)
-    got = shell.run(["scripts/test-kernel"], stdout=subprocess.PIPE, text=True)
-    if got.returncode:
+    kdir = kbuild.test_kernel()
+    if kdir is None:
         print("0 1", flush=True)
         return 1
-    kdir = got.stdout.strip()
     ksrc = paths.kernel_src()
 
     c_files = files(C_FILES)
@@ -284,7 +274,7 @@ def main(args):
     lint.kernel_doc(ksrc, c_files)
     lint.callgraph()
     lint.clang(cxx_format)
-    names = tree_files()
+    names = [n for n in paths.tree_files() if os.path.isfile(n)]
     lint.shellcheck(names)
     lint.python(names)
     print(lint.tally.line(), flush=True)

@@ -70,6 +70,15 @@ def krwq_version():
         return "\n".join(re.findall(r'^PACKAGE_VERSION="([^"\n]*)"$', f.read(), re.M))
 
 
+def tree_files():
+    """The tree's files, relative to ROOT: those git tracks (a tracked
+    file deleted but not committed still named) and the untracked ones
+    it does not ignore."""
+    listed = subprocess.run(["git", "-C", ROOT, "ls-files", "-z", "--cached", "--others",
+                             "--exclude-standard"], stdout=subprocess.PIPE, check=True).stdout
+    return [name for name in os.fsdecode(listed).split("\0") if name]
+
+
 def copy_tree(to, fresh=True):
     """A copy at TO of the tracked sources and of the untracked ones git
     does not ignore, links kept links, modes and times kept: FRESH, TO
@@ -79,12 +88,8 @@ def copy_tree(to, fresh=True):
     if fresh:
         shutil.rmtree(to, ignore_errors=True)
     os.makedirs(to, exist_ok=True)
-    listed = subprocess.run(["git", "-C", ROOT, "ls-files", "-z", "--cached", "--others",
-                             "--exclude-standard"], stdout=subprocess.PIPE, check=True).stdout
     whole = True
-    for name in os.fsdecode(listed).split("\0"):
-        if not name:
-            continue
+    for name in tree_files():
         src, dst = os.path.join(ROOT, name), os.path.join(to, name)
         if not os.path.lexists(src):
             log(f"copy_tree: no {src}")

@@ -9,11 +9,10 @@ import glob
 import os
 import re
 import shutil
-import subprocess
 import sys
 import time
 
-from runner import kunit, markers, paths, pkgs, shell, splats, stage
+from runner import kbuild, kunit, markers, paths, pkgs, shell, splats, stage
 from runner.shell import ROOT, log
 
 OUT = os.path.join(ROOT, "build", "race")
@@ -103,10 +102,7 @@ def build(kdir, t):
     # that follows
     paths.copy_tree(SRC)
     build_log = os.path.join(OUT, "build.log")
-    with open(build_log, "wb") as f:
-        rc = shell.run(["make", f"-j{len(os.sched_getaffinity(0))}", "-C", kdir, f"M={SRC}",
-                        "modules"], stdout=f, stderr=subprocess.STDOUT).returncode
-    if rc:
+    if not kbuild.build(kdir, SRC, build_log):
         stage.show_file(build_log, last=20)
         log(f"krwq does not build against the KCSAN kernel ({build_log})")
         return False
@@ -120,10 +116,8 @@ def kcsan_kernel():
     """The KCSAN test kernel's build folder (scripts/test-kernel builds it
     once, then finds it in the cache); None, the story told, when there
     is none."""
-    got = shell.run(["scripts/test-kernel", "--variant", "kcsan"], stdout=subprocess.PIPE,
-                    text=True)
-    kdir = got.stdout.strip()
-    if got.returncode:
+    kdir = kbuild.test_kernel("kcsan")
+    if kdir is None:
         return None
     try:
         with open(os.path.join(kdir, ".config")) as f:

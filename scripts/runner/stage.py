@@ -60,6 +60,7 @@ class Tally:
 
 
 SUMMARY = re.compile(r"([0-9]+) passed, ([0-9]+) failed")
+OUT = "build/check"  # under ROOT: the stages' logs and results
 
 
 def summary_of(lines):
@@ -130,8 +131,9 @@ class Vm:
     code) and scripts/vm run's options (TIMEOUT, PARAMS, ADDS, KMEMLEAK,
     MODULE, LINK), and its environment: CONSOLE (KRWQ_VM_LOG), KERNEL
     (KRWQ_KERNEL: "debian" for Debian's), KERNEL_DIR (KRWQ_KERNEL_DIR),
-    SCANS (KRWQ_VM_KMEMLEAK), each "" to leave the caller's.  PROGRAM is the scripts/vm to run: this tree's, or that of
-    a copy (check-race builds one for its kernel)."""
+    SCANS (KRWQ_VM_KMEMLEAK), each "" to leave the caller's.  PROGRAM
+    is the scripts/vm to run: this tree's, or that of a copy (check-race
+    builds one for its kernel)."""
 
     command: str
     timeout: int = 600

@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 import time
 
-from runner import paths, pkgs, shell
+from runner import kbuild, paths, pkgs, shell
 from runner.shell import die, log
 
 SOURCE_TARBALL = "/usr/src/linux-source-6.1.tar.xz"
@@ -107,7 +107,7 @@ def build(src, out, variant):
     build_log = os.path.join(out, "build.log")
     start = time.monotonic()
     with open(build_log, "wb") as f, \
-            shell.child(["make", "-C", src, f"O={out}", f"-j{os.cpu_count()}", "bzImage",
+            shell.child(["make", "-C", src, f"O={out}", f"-j{kbuild.jobs()}", "bzImage",
                          "modules"], stdout=f, stderr=subprocess.STDOUT,
                         stdin=subprocess.DEVNULL) as proc:
         while True:

@@ -8,7 +8,7 @@ import os
 from runner import markers, stage
 from runner.shell import ROOT
 
-OUT = "build/check"  # under ROOT, the stage's working folder
+OUT = stage.OUT
 CONSOLE = "build/vm/trace-console.log"  # its own, so that it can run beside other boots
 
 # abi=1: every receive is posted through the kernel, so krwq_post_recv

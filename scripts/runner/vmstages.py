@@ -32,7 +32,7 @@ from runner.markers import write_lines
 from runner.shell import ROOT, log
 from runner.stage import Tally, summary_of
 
-OUT = "build/check"  # under ROOT, the stage's working folder
+OUT = stage.OUT
 GROUPS = ("kunit", "user", "wire", "wire-volume", "cm", "teardown", "guard")
 
 
@@ -363,9 +363,9 @@ def group_wire_volume(run):
 
 
 def pcap_from(path, pcap, err):
-    """The capture wire.sh printed into PATH (gzipped, base64 between
-    @@pcap-begin@@ and @@pcap-end@@) written to PCAP; why not to ERR
-    (an open file), and False."""
+    """The capture a guest script (wire.sh, capture-rxe.sh) printed into
+    PATH (gzipped, base64 between @@pcap-begin@@ and @@pcap-end@@)
+    written to PCAP; why not to ERR (an open file), and False."""
     lines = [line.replace("\r", "") for line in markers.read_lines(path)]
     encoded = "".join(markers.section(lines, "@@pcap-begin@@", "@@pcap-end@@"))
     try:

@@ -35,8 +35,10 @@ def main(args):
     if not pcap_from(capture_log, pcap, sys.stderr):
         shell.die(f"no capture in {capture_log}")
     with open(f"{HEADER}.tmp", "wb") as f:
-        if shell.run(["scripts/pcap2vectors.py", pcap], stdout=f).returncode:
-            shell.die(f"scripts/pcap2vectors.py {pcap} failed")
+        made = shell.run(["scripts/pcap2vectors.py", pcap], stdout=f).returncode == 0
+    if not made:
+        stage.remove(f"{HEADER}.tmp")
+        shell.die(f"scripts/pcap2vectors.py {pcap} failed")
     os.replace(f"{HEADER}.tmp", HEADER)
     with open(HEADER, encoding="utf-8") as f:
         count = sum(line.startswith('\t{ "') for line in f)
