@@ -41,13 +41,6 @@ GUEST_SCRIPTS = ("debian", "clients", "nvmeof", "cm", "srp", "nfs", "iser", "mid
                  "pyverbs")
 
 
-def program_output(argv):
-    """The standard output of the program ARGV, stripped; None when it
-    failed."""
-    got = shell.run(argv, stdout=subprocess.PIPE, text=True)
-    return got.stdout.strip() if got.returncode == 0 else None
-
-
 def dkms_build_install(t, dkms, rel):
     """`dkms build` for Debian's release REL against its headers, that
     build free of warnings, then `dkms install` (the build first, so
@@ -120,7 +113,7 @@ def main(args):
     os.makedirs(OUT, exist_ok=True)
     t = Tally()
     pkgs.need_pkgs(pkgs.DEBIAN_CHECK_PKGS)
-    kdir = program_output(["scripts/debian-kernel"])
+    kdir = shell.output(["scripts/debian-kernel"])
     if kdir is None:
         print("0 1", flush=True)
         return 1

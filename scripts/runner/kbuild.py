@@ -28,9 +28,7 @@ def jobs():
 def test_kernel(variant="default"):
     """The test kernel's build folder of VARIANT (scripts/test-kernel
     builds it once, then finds it in the cache); None when it cannot."""
-    got = shell.run([os.path.join(ROOT, "scripts", "test-kernel"), "--variant", variant],
-                    stdout=subprocess.PIPE, text=True)
-    return got.stdout.strip() if got.returncode == 0 else None
+    return shell.output([os.path.join(ROOT, "scripts", "test-kernel"), "--variant", variant])
 
 
 def build(kdir, src, log_file, target="modules"):

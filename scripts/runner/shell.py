@@ -76,6 +76,13 @@ def child(argv, **kwargs):
                 proc.wait()
 
 
+def output(argv):
+    """ARGV's standard output, stripped, its standard error ours; None
+    when it failed."""
+    got = run(argv, stdout=subprocess.PIPE, text=True)
+    return got.stdout.strip() if got.returncode == 0 else None
+
+
 def run(argv, check=False, **kwargs):
     """subprocess.run(ARGV, check=CHECK, **KWARGS), its child stopped as
     child() stops it."""
