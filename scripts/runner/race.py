@@ -12,7 +12,7 @@ import shutil
 import sys
 import time
 
-from runner import kbuild, kunit, markers, paths, pkgs, shell, splats, stage
+from runner import judge, kbuild, kunit, markers, paths, pkgs, shell, splats, stage
 from runner.shell import ROOT, log
 
 OUT = os.path.join(ROOT, "build", "race")
@@ -158,10 +158,48 @@ def complaints(t, console, folder, vm_rc, vm_log):
     if other_splats:
         stage.show_file(splats_txt, first=20)
         t.bad(f"kernel splats other than KCSAN ({console})")
-    if vm_rc != 0 and total == 0 and not other_splats:
+    why = run_failure(vm_rc, command_status(console), total, bool(other_splats))
+    if why:
         stage.show_file(vm_log, last=20)
-        t.bad(f"the VM run failed (status {vm_rc}; {vm_log})")
+        t.bad(f"the VM run failed ({why}; {vm_log})")
     return total, len(ours)
+
+
+def command_status(console):
+    """COMMAND's own exit status, as the guest's /init printed it last in
+    the console log at CONSOLE; None when it printed none."""
+    found = judge.EXIT.findall("\n".join(markers.read_lines(console)))
+    return int(found[-1]) if found else None
+
+
+def run_failure(vm_rc, command, reports, splatted):
+    """Why the boot failed, beyond what its splats already count, or None.
+    scripts/vm's status VM_RC is 1 for any KCSAN report (REPORTS of them),
+    so it alone cannot tell a guest that failed from a kernel that raced
+    outside krwq: COMMAND (its own status, None when the guest printed
+    none) and the time-out status 124 say it.  A crash is already counted
+    by its splat (SPLATTED).
+
+    >>> run_failure(1, 0, 2, False) is None      # a race outside krwq
+    True
+    >>> run_failure(1, 3, 2, False)              # COMMAND failed beside one
+    'status 1, COMMAND 3'
+    >>> run_failure(124, None, 1, False)
+    'status 124, timed out'
+    >>> run_failure(1, None, 0, False), run_failure(1, None, 0, True)
+    ('status 1, no exit status', None)
+    >>> run_failure(1, 0, 0, False)              # a complaint the judge saw
+    'status 1'
+    """
+    if vm_rc == 0:
+        return None
+    if vm_rc == 124:
+        return "status 124, timed out"
+    if command is None:
+        return None if splatted else f"status {vm_rc}, no exit status"
+    if command:
+        return f"status {vm_rc}, COMMAND {command}"
+    return None if reports or splatted else f"status {vm_rc}"
 
 
 def main(_args):
