@@ -17,7 +17,7 @@ import dataclasses
 import os
 import typing
 
-from runner import kbuild, paths, stage
+from runner import debiankernel, kbuild, paths, stage
 from runner.shell import ROOT, log
 from runner.stage import Tally
 
@@ -117,9 +117,10 @@ def main(args):
             and all(os.path.isfile(m) for m in MODULES),
             "test kernel build, no warnings", f"test kernel build ({log_file})")
 
-    debian_kdir = kbuild.newest_debian_headers()
-    if not debian_kdir:
-        t.bad("no linux-headers-*-amd64 installed")
+    try:
+        debian_kdir = debiankernel.headers_dir()
+    except SystemExit:  # it said why
+        t.bad("no headers tree of linux-headers-amd64 for the build guards")
         print(t.line(), flush=True)
         return 0
     for g in GUARDS:

@@ -52,28 +52,6 @@ def warning_free(log_file, ignore_case=True):
     return not found
 
 
-def newest_debian_headers():
-    """The newest /usr/src/linux-headers-*-amd64 (Debian's stock kernel
-    headers), by version; None without one."""
-    try:
-        names = [n for n in os.listdir("/usr/src")
-                 if n.startswith("linux-headers-") and n.endswith("-amd64")
-                 and os.path.isdir(os.path.join("/usr/src", n))]
-    except FileNotFoundError:
-        return None
-    return os.path.join("/usr/src", max(names, key=natural)) if names else None
-
-
-def natural(name):
-    """A sort key that orders NAME's runs of digits by their value, as
-    sort -V does for kernel releases.
-
-    >>> natural("linux-headers-6.1.0-57-amd64") > natural("linux-headers-6.1.0-9-amd64")
-    True
-    """
-    return [(0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"([0-9]+)", name)]
-
-
 class Dkms:
     """dkms on the private trees under FOLDER: sources in FOLDER/src,
     builds in FOLDER/tree, installs in FOLDER/install; its output is
