@@ -69,10 +69,14 @@ uninstall: kdir-check
 user:
 	$(MAKE) -C user
 
-# The harness is Python: a fresh machine may need python3 first, which
-# sourcing scripts/lib.sh installs (as root) or names the apt-get line of.
+# The harness is Python, so a fresh machine needs python3 before anything
+# else: root gets it installed, anyone else the apt-get line to run.
 python3:
-	@bash -c '. scripts/lib.sh'
+	@command -v python3 > /dev/null || { \
+		[ "$$(id -u)" -eq 0 ] || { echo "krwq: missing packages; run: sudo apt-get install -y --no-install-recommends python3" >&2; exit 1; }; \
+		echo "krwq: installing python3" >&2; \
+		apt-get update -q >&2 && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends python3 >&2; }
 
 # the project's test kernel (prints its build tree)
 kernel: python3

@@ -3,9 +3,10 @@
 (scripts/vm), make check's stages (scripts/check-*, scripts/lint), the
 kernels and images the VM boots (scripts/test-kernel,
 scripts/debian-kernel, scripts/initramfs, scripts/pyverbs-root), the
-tools beside them (scripts/callgraph, scripts/wire-vectors, scripts/demo)
-and the package and root-folder helpers that lib.sh wraps for the
-scripts still in bash.
+tools beside them (scripts/callgraph, scripts/wire-vectors, scripts/demo),
+the runs outside make check (scripts/bench, scripts/coverage,
+scripts/check-blktests) and the package and root-folder helpers they
+all share.
 
   cli.py       scripts/vm's command line and environment, made a Boot
   boot.py      Boot, one boot declared as data, and its run: the overlay,
@@ -24,9 +25,6 @@ scripts still in bash.
                elf_libs, merge_usr, and its newc cpio
   initramfs.py scripts/initramfs: the cached base image of the VM
   pyverbsroot.py  scripts/pyverbs-root: rdma-core's test suite for the VM
-  __main__.py  the command line of the helpers lib.sh wraps (need_pkgs,
-               copy_tree, copy_to_root, merge_usr, elf_libs, kernel_src,
-               kernel_dir, and the values it reads)
   stage.py     what the stages share: Tally (their "ok:" and "FAILED:"
                lines, "PASSED FAILED"), the guest scripts' summary
                lines, and Vm, one run of scripts/vm declared as data
@@ -56,6 +54,17 @@ scripts still in bash.
                whether they call each other in a circle (lint)
   wirevectors.py  scripts/wire-vectors: KUnit's ICRC vectors made again
                   from a capture of rdma_rxe's packets
+  bench.py     scripts/bench (make bench): the host's Google Benchmark
+               run, krwq.ko and krwq_bench.ko built in a copy for the
+               bench kernel, its boots (guest-bench.sh per uverbs ABI,
+               abi-bench.sh, guest-ulp.sh, wire-bench.sh) each a
+               stage.Vm, check-hosts --bench, then bench/report.py
+  coverage.py  scripts/coverage: the core's line and branch coverage on
+               the host, krwq.ko's under the VM stages on the gcov
+               kernel, and the reports read from lcov's tracefiles
+               (summary.md, unreached.txt)
+  blktests.py  scripts/check-blktests: blktests, the guest's tools and
+               siw.ko for Debian's kernel, one boot, its table and count
 
 The guest's /init is scripts/guest/init.sh; the run's values reach it in
 /krwq/vm.env (boot.vm_env).  Standard library only.

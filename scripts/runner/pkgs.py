@@ -1,10 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0
 """The Debian packages the scripts need, and need_pkgs, which makes sure
 they are installed.
-
-The lists are named as lib.sh's arrays were; lib.sh reads them from here
-(runner/__main__.py's "values"), so that the bash scripts and the runner
-share one copy.
 """
 
 import fcntl
@@ -29,10 +25,6 @@ VM_PKGS = ("qemu-system-x86", "busybox-static", "cpio", "kmod", "rdma-core", "ib
 LINT_PKGS = ("sparse", "clang", "clang-format", "clang-tidy", "shellcheck", "pyflakes3")
 # scripts/check-debian's (and scripts/check's)
 DEBIAN_CHECK_PKGS = ("dkms", "libopenmpi-dev", "python3-pyverbs")
-# the lists by their names, for lib.sh
-LISTS = {"KERNEL_BUILD_PKGS": KERNEL_BUILD_PKGS, "VM_PKGS": VM_PKGS, "LINT_PKGS": LINT_PKGS,
-         "DEBIAN_CHECK_PKGS": DEBIAN_CHECK_PKGS}
-
 # one apt-get at a time on the machine: two stages of make check may run
 # side by side, one of them from a copy of the tree
 APT_LOCK = "/run/lock/krwq-apt.lock"

@@ -1,10 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""The runner's messages, its children, and its scripts' way out.
-
-The helpers that the bash scripts still use through scripts/lib.sh's
-wrappers (the packages, the cache, the guest's root folders) are in
-pkgs.py, paths.py and rootfs.py.
-"""
+"""The runner's messages, its children, and its scripts' way out."""
 
 import contextlib
 import os
@@ -16,7 +11,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 def log(msg):
-    """MSG on standard error after "krwq: ", as lib.sh's log() prints it;
+    """MSG on standard error after "krwq: ", as every script of the
+    project prints its messages;
     text that came in as undecodable bytes (surrogateescape) goes out as
     those bytes."""
     sys.stderr.flush()
