@@ -188,7 +188,8 @@ static_assert(sizeof(struct ib_uverbs_wc) == 48);
 
 static size_t krwq_cq_uring_bytes(u32 slots)
 {
-	return struct_size_t(struct krwq_cq_uring, queue, slots);
+	/* struct_size_t() is newer than some 6.1 kernels: its expansion */
+	return struct_size((struct krwq_cq_uring *)NULL, queue, slots);
 }
 
 /*
@@ -381,6 +382,22 @@ void krwq_cq_clean(struct krwq_cq *cq, struct ib_qp *ibqp)
 	spin_unlock_irqrestore(&cq->lock, flags);
 }
 
+/*
+ * A kernel without ib_device_ops.pre_destroy_cq has ib_free_cq() stop
+ * the poll work of an ib_alloc_cq() CQ before it calls destroy_cq, so a
+ * handler call krwq made in between may have queued that work again.
+ * Once krwq_pre_destroy_cq() has stopped the calls, cancel it once more;
+ * a softirq poller needs nothing, irq_poll_sched() ignores a disabled one.
+ */
+static void krwq_cq_stop_core_work(struct ib_cq *ibcq)
+{
+#ifndef KRWQ_HAVE_PRE_DESTROY_CQ
+	if (ibcq->wc && (ibcq->poll_ctx == IB_POLL_WORKQUEUE ||
+			 ibcq->poll_ctx == IB_POLL_UNBOUND_WORKQUEUE))
+		cancel_work_sync(&ibcq->work);
+#endif
+}
+
 /**
  * krwq_destroy_cq() - ib_device_ops.destroy_cq.
  * @ibcq: the CQ; the RDMA core has checked no QP uses it.
@@ -393,6 +410,7 @@ int krwq_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	struct krwq_cq *cq = to_kcq(ibcq);
 
 	krwq_pre_destroy_cq(ibcq);
+	krwq_cq_stop_core_work(ibcq);
 	cancel_work_sync(&cq->event_work);
 	krwq_mmap_remove(cq->mmap);	/* a mapping keeps its pages */
 	vfree(cq->uring);

@@ -223,7 +223,9 @@ static const struct ib_device_ops krwq_dev_ops = {
 
 	.create_cq = krwq_create_cq,
 	.destroy_cq = krwq_destroy_cq,
+#ifdef KRWQ_HAVE_PRE_DESTROY_CQ
 	.pre_destroy_cq = krwq_pre_destroy_cq,
+#endif
 	.modify_cq = krwq_modify_cq,
 	.resize_cq = krwq_resize_cq,
 	.poll_cq = krwq_poll_cq,

@@ -6,7 +6,10 @@ fail the builds they should.
      test kernel (retpoline, rethunk, SLS, IBT, KASAN, lockdep, ftrace);
   2. reordering a member of struct krwq_kring fails the build;
   3. a C++ object that needs operator new fails the build;
-  4. `dkms build` (dkms.conf) works against the test kernel's tree.
+  4. krwq.ko builds without a warning against Debian's headers made as
+     an earlier 6.1 release has them, without ib_device_ops'
+     pre_destroy_cq and struct_size_t (older_headers);
+  5. `dkms build` (dkms.conf) works against the test kernel's tree.
 
 The build against Debian's stock linux-headers-amd64 without a warning,
 and `dkms build` for it, are scripts/check-debian's: its `dkms install`
@@ -15,6 +18,7 @@ needs that build anyway.  The guards build against those headers.
 
 import dataclasses
 import os
+import shutil
 import typing
 
 from runner import debiankernel, kbuild, paths, stage
@@ -92,6 +96,63 @@ class Guard:
                     f"{label}: build failed for another reason ({log_file})")
 
 
+# What Linux 6.1's stable releases added that krwq uses where it can, and
+# must build without (Debian 12's point-release kernel, 6.1.0-50, has
+# neither): each (header, its text, the text the older header stands in
+# for it with)
+NEWER_61 = (("include/rdma/ib_verbs.h", "\tint (*pre_destroy_cq)(struct ib_cq *cq);",
+             "\tint (*krwq_check_no_pre_destroy_cq)(struct ib_cq *cq);"),
+            ("include/linux/overflow.h", "#define struct_size_t(",
+             "#define krwq_check_no_struct_size_t("))
+
+
+def older_headers(headers, to):
+    """A copy in TO of Debian's headers tree HEADERS and of the -common
+    tree its Makefile includes, with NEWER_61 taken out; the copy of
+    HEADERS, or None when a change could not be made.  Their relative
+    links (scripts, tools) are made absolute."""
+    with open(os.path.join(headers, "Makefile"), encoding="utf-8") as f:
+        makefile = f.read()
+    common = makefile.split("include ", 1)[1].split("\n", 1)[0].rsplit("/", 1)[0]
+    shutil.rmtree(to, ignore_errors=True)
+    copies = {}
+    for tree in (headers, common):
+        copies[tree] = os.path.join(to, os.path.basename(tree))
+        shutil.copytree(tree, copies[tree], symlinks=True)
+        for name in os.listdir(tree):
+            link = os.path.join(tree, name)
+            if os.path.islink(link) and not os.path.isabs(os.readlink(link)):
+                os.remove(os.path.join(copies[tree], name))
+                os.symlink(os.path.realpath(link), os.path.join(copies[tree], name))
+    with open(os.path.join(copies[headers], "Makefile"), "w", encoding="utf-8") as f:
+        f.write(makefile.replace(common, copies[common]))
+    for header, newer, older in NEWER_61:
+        path = os.path.join(copies[common], header)
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        if text.count(newer) != 1:
+            return None
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text.replace(newer, older))
+    return copies[headers]
+
+
+def check_older_61(t, headers):
+    """One check: krwq.ko builds without a warning against HEADERS as an
+    earlier 6.1 release has them (older_headers)."""
+    what = "build against 6.1 headers without pre_destroy_cq and struct_size_t"
+    log_file = f"{OUT}/build-older-6.1.log"
+    kdir = older_headers(headers, os.path.join(ROOT, "build", "older-6.1-headers"))
+    if kdir is None:
+        t.bad(f"{what}: {headers} does not have them as expected")
+        return
+    src = os.path.join(ROOT, "build", "older-6.1")
+    paths.copy_tree(src)
+    t.check(kbuild.build(kdir, src, log_file) and kbuild.warning_free(log_file)
+            and os.path.isfile(os.path.join(src, "krwq.ko")),
+            f"{what}, no warnings", f"{what} ({log_file})")
+
+
 GUARDS = (
     Guard("layout-guard", "module/rq.h", swap_kring_members, "is not where C puts it",
           "a reordered struct krwq_kring", "could not reorder struct krwq_kring",
@@ -125,6 +186,7 @@ def main(args):
         return 0
     for g in GUARDS:
         g.check(t, debian_kdir)
+    check_older_61(t, debian_kdir)
 
     with open(os.path.join(kdir, "include", "config", "kernel.release"),
               encoding="utf-8") as f:
