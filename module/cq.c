@@ -388,6 +388,8 @@ void krwq_cq_clean(struct krwq_cq *cq, struct ib_qp *ibqp)
  * handler call krwq made in between may have queued that work again.
  * Once krwq_pre_destroy_cq() has stopped the calls, cancel it once more;
  * a softirq poller needs nothing, irq_poll_sched() ignores a disabled one.
+ * Such a late poll finds no adaptive moderation (cq->dim), which
+ * ib_free_cq() has freed by then: device.c offers no modify_cq there.
  */
 static void krwq_cq_stop_core_work(struct ib_cq *ibcq)
 {

@@ -224,9 +224,14 @@ static const struct ib_device_ops krwq_dev_ops = {
 	.create_cq = krwq_create_cq,
 	.destroy_cq = krwq_destroy_cq,
 #ifdef KRWQ_HAVE_PRE_DESTROY_CQ
+	/*
+	 * Without pre_destroy_cq, ib_free_cq() frees a CQ's adaptive
+	 * moderation before destroy_cq, while a late handler call may still
+	 * run its poller: no modify_cq, so the RDMA core starts none.
+	 */
 	.pre_destroy_cq = krwq_pre_destroy_cq,
-#endif
 	.modify_cq = krwq_modify_cq,
+#endif
 	.resize_cq = krwq_resize_cq,
 	.poll_cq = krwq_poll_cq,
 	.req_notify_cq = krwq_req_notify_cq,
