@@ -18,6 +18,7 @@ needs that build anyway.  The guards build against those headers.
 
 import dataclasses
 import os
+import re
 import shutil
 import typing
 
@@ -108,12 +109,16 @@ NEWER_61 = (("include/rdma/ib_verbs.h", "\tint (*pre_destroy_cq)(struct ib_cq *c
 
 def older_headers(headers, to):
     """A copy in TO of Debian's headers tree HEADERS and of the -common
-    tree its Makefile includes, with NEWER_61 taken out; the copy of
-    HEADERS, or None when a change could not be made.  Their relative
-    links (scripts, tools) are made absolute."""
+    tree its Makefile includes, with NEWER_61 taken out where the headers
+    have it (headers of an earlier release lack it already); the copy of
+    HEADERS.  ValueError (or OSError) says why it could not be made.
+    Their relative links (scripts, tools) are made absolute."""
     with open(os.path.join(headers, "Makefile"), encoding="utf-8") as f:
         makefile = f.read()
-    common = makefile.split("include ", 1)[1].split("\n", 1)[0].rsplit("/", 1)[0]
+    m = re.fullmatch(r"include (/\S+)/Makefile\n?", makefile)
+    if not m:
+        raise ValueError(f"{headers}/Makefile includes no -common tree")
+    common = m.group(1)
     shutil.rmtree(to, ignore_errors=True)
     copies = {}
     for tree in (headers, common):
@@ -130,8 +135,8 @@ def older_headers(headers, to):
         path = os.path.join(copies[common], header)
         with open(path, encoding="utf-8") as f:
             text = f.read()
-        if text.count(newer) != 1:
-            return None
+        if text.count(newer) > 1:
+            raise ValueError(f"{header} has {newer!r} more than once")
         with open(path, "w", encoding="utf-8") as f:
             f.write(text.replace(newer, older))
     return copies[headers]
@@ -142,9 +147,10 @@ def check_older_61(t, headers):
     earlier 6.1 release has them (older_headers)."""
     what = "build against 6.1 headers without pre_destroy_cq and struct_size_t"
     log_file = f"{OUT}/build-older-6.1.log"
-    kdir = older_headers(headers, os.path.join(ROOT, "build", "older-6.1-headers"))
-    if kdir is None:
-        t.bad(f"{what}: {headers} does not have them as expected")
+    try:
+        kdir = older_headers(headers, os.path.join(ROOT, "build", "older-6.1-headers"))
+    except (OSError, ValueError) as e:
+        t.bad(f"{what}: {e}")
         return
     src = os.path.join(ROOT, "build", "older-6.1")
     paths.copy_tree(src)
