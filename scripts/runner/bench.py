@@ -115,25 +115,6 @@ def parse(args):
     return o
 
 
-def status(rc):
-    """The exit status a shell gives for a child's return code RC (a
-    signal's -N is 128+N).
-
-    >>> status(2), status(-15)
-    (2, 143)
-    """
-    return 128 - rc if rc < 0 else rc
-
-
-def must(argv, **kwargs):
-    """ARGV run (shell.run's KWARGS); when it fails, the run ends with its
-    status, as set -e ended the bash script."""
-    sys.stdout.flush()
-    rc = shell.run(argv, **kwargs).returncode
-    if rc:
-        sys.exit(status(rc))
-
-
 def loadavg():
     """The host's load average over the last minute, as /proc/loadavg
     has it."""
@@ -177,9 +158,9 @@ def host_part():
     """1. the C++ core under Google Benchmark beside Boost.Lockfree's
     spsc_queue; report.py's options for its JSON."""
     log("host: Google Benchmark, krwq core against spsc_queue")
-    must(["make", "-s", "build/host-bench/host_bench"])
+    shell.must(["make", "-s", "build/host-bench/host_bench"])
     with measured("host part"):
-        must(["build/host-bench/host_bench", "--benchmark_min_time=0.3",
+        shell.must(["build/host-bench/host_bench", "--benchmark_min_time=0.3",
               "--benchmark_repetitions=5", "--benchmark_report_aggregates_only=true",
               f"--benchmark_out={OUT}/host.json", "--benchmark_out_format=json"],
              stdout=sys.stderr)
@@ -212,13 +193,13 @@ def list_functions(tree, path):
     lines = []
     for pattern in ("module/*.o", "cxx-core/*.o"):
         # a pattern that matches nothing goes to nm as it is, which
-        # fails, as the shell's unmatched glob did
+        # fails: a build that left no objects ends the run
         pattern = os.path.join(tree, pattern)
         for obj in sorted(glob.glob(pattern)) or [pattern]:
             got = shell.run(["nm", "--defined-only", obj], stdout=subprocess.PIPE,
                             text=True, errors="surrogateescape")
             if got.returncode:
-                sys.exit(status(got.returncode))
+                sys.exit(shell.exit_status(got.returncode))
             lines += functions(got.stdout.splitlines(), os.path.relpath(obj, tree))
     markers.write_lines(path, lines)
 
@@ -248,15 +229,15 @@ def build(kdir, e2e):
     shutil.copy("scripts/check-cxx-object", os.path.join(TREE, "scripts"))
     for name in ("bench/Kbuild", "bench/krwq_bench.c"):
         shutil.copy(name, os.path.join(TREE, "bench"))
-    must(["make", "-s", "-C", kdir, f"M={TREE}", "modules"], stdout=sys.stderr)
+    shell.must(["make", "-s", "-C", kdir, f"M={TREE}", "modules"], stdout=sys.stderr)
     list_functions(TREE, f"{OUT}/krwq-functions.txt")
-    must(["make", "-s", *FLOORS])
-    must(["make", "-s", "user"], stdout=sys.stderr)
+    shell.must(["make", "-s", *FLOORS])
+    shell.must(["make", "-s", "user"], stdout=sys.stderr)
     os.makedirs(GUEST)
     for name in (os.path.join(TREE, "krwq.ko"), *FLOORS):
         shutil.copy(name, GUEST)
     if e2e:
-        must(["make", "-s", "-C", kdir, f"M={TREE}/bench",
+        shell.must(["make", "-s", "-C", kdir, f"M={TREE}/bench",
               f"KBUILD_EXTRA_SYMBOLS={TREE}/Module.symvers", "modules"], stdout=sys.stderr)
         shutil.copy(os.path.join(TREE, "bench", "krwq_bench.ko"), GUEST)
     for name in GUEST_SCRIPTS:
@@ -363,8 +344,8 @@ def vm_parts(o):
 
 
 def counts_of(line):
-    """(passed, failed) of the "PASSED FAILED" LINE, as the shell's
-    ${line% *} and ${line#* } split it.
+    """(passed, failed) of the "PASSED FAILED" LINE, the words before
+    its last space and after its first.
 
     >>> counts_of("149 0"), counts_of("")
     (('149', '0'), ('', ''))
@@ -383,7 +364,7 @@ def hosts_part():
         got = shell.run([os.path.join(ROOT, "scripts", "check-hosts"), "--bench"],
                         stdout=subprocess.PIPE, text=True, errors="surrogateescape")
         if got.returncode:
-            sys.exit(status(got.returncode))
+            sys.exit(shell.exit_status(got.returncode))
         try:
             figures = any(line.startswith("BENCH hosts ") for line in markers.read_lines(b_log))
         except OSError:
@@ -419,7 +400,7 @@ def main(args):
         report += vm_parts(o)
     if o.want("hosts"):
         report += hosts_part()
-    must(["python3", "bench/report.py", *report, "--commit", commit, "--date", date,
+    shell.must(["python3", "bench/report.py", *report, "--commit", commit, "--date", date,
           "--load", f"{OUT}/load.tsv", "--json", "build/bench.json", "--md", f"{OUT}/table.md",
           "--png", "build/bench.png", "--send-png", "build/bench-send.png",
           "--ulp-png", "build/bench-ulp.png"])

@@ -46,7 +46,7 @@ def host():
     folder = os.path.join(OUT, "host")
     profiles = os.path.join(folder, "profiles")
     pkgs.need_pkgs(HOST_PKGS)
-    must(["make", "-s", "build/host-cov/rq_test", "build/host-cov/rq_fuzz"])
+    shell.must(["make", "-s", "build/host-cov/rq_test", "build/host-cov/rq_fuzz"])
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(profiles)
     gtest_log = os.path.join(folder, "gtest.log")
@@ -63,14 +63,14 @@ def host():
     profdata = os.path.join(folder, "host.profdata")
     # a pattern that matches nothing stays itself, as in the shell
     raws = os.path.join(profiles, "*.profraw")
-    must(["llvm-profdata", "merge", "-o", profdata,
+    shell.must(["llvm-profdata", "merge", "-o", profdata,
           *(collated(glob.glob(glob.escape(profiles) + "/*.profraw")) or [raws])])
     all_info = os.path.join(folder, "all.info")
     with open(all_info, "wb") as f:
-        must(["llvm-cov", "export", "-format=lcov", "-instr-profile", profdata,
+        shell.must(["llvm-cov", "export", "-format=lcov", "-instr-profile", profdata,
               "build/host-cov/rq_test", "-object", "build/host-cov/rq_fuzz"], stdout=f)
     info = os.path.join(folder, "host.info")
-    must([*LCOV, "--extract", all_info, f"{ROOT}/cxx-core/*", "-o", info])
+    shell.must([*LCOV, "--extract", all_info, f"{ROOT}/cxx-core/*", "-o", info])
     report(info, folder, HOST_TITLE)
 
 
@@ -152,7 +152,7 @@ def module_report():
     lcov_log = os.path.join(folder, "lcov.log")
     base = os.path.join(folder, "base.info")
     with open(lcov_log, "wb") as err:
-        must([*LCOV, "--capture", "--initial", "--directory", src, "--base-directory", src,
+        shell.must([*LCOV, "--capture", "--initial", "--directory", src, "--base-directory", src,
               "-o", base], stderr=err)
     infos = ["-a", base]
     n = 0
@@ -167,16 +167,16 @@ def module_report():
             except OSError as e:
                 die(f"cp: {e}")
         with open(lcov_log, "ab") as err:
-            must([*LCOV, "--capture", "--directory", b + src, "--base-directory", src,
+            shell.must([*LCOV, "--capture", "--directory", b + src, "--base-directory", src,
                   "-o", b + ".info"], stderr=err)
         infos += ["-a", b + ".info"]
         n += 1
     if n == 0:
         die(f"no boot brought gcov counts out ({folder}/gcda is empty)")
     all_info = os.path.join(folder, "all.info")
-    must([*LCOV, *infos, "-o", all_info])
+    shell.must([*LCOV, *infos, "-o", all_info])
     info = os.path.join(folder, "module.info")
-    must([*LCOV, "--extract", all_info, f"{src}/module/*", f"{src}/cxx-core/*", "-o", info])
+    shell.must([*LCOV, "--extract", all_info, f"{src}/module/*", f"{src}/cxx-core/*", "-o", info])
     report(info, folder, f"krwq.ko in the test VM (gcov, {n} boot(s))")
 
 
@@ -197,14 +197,14 @@ def report(info, folder, title):
         if not totals:
             sys.exit(1)
         if got.returncode:
-            sys.exit(status(got.returncode))
+            sys.exit(shell.exit_status(got.returncode))
         got = shell.run(["lcov", "--rc", "lcov_branch_coverage=1", "--list", info],
                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
         listed = (shorten(line) for line in
                   split_lines(got.stdout.decode("utf-8", "surrogateescape")))
         f.writelines(line + "\n" for line in listed if line != "[]")
         if got.returncode:
-            sys.exit(status(got.returncode))
+            sys.exit(shell.exit_status(got.returncode))
     tracefile = markers.read_lines(info)
     unreached_txt = os.path.join(folder, "unreached.txt")
     markers.write_lines(unreached_txt,
@@ -540,28 +540,6 @@ def logged(argv, log_file, **env):
         except OSError as e:
             f.write(f"{argv[0]}: {e.strerror}\n".encode())
             return False
-
-
-def must(argv, **kwargs):
-    """shell.run(ARGV, **KWARGS); when it fails the run ends with its
-    status, as under the shell's set -e (127 when it cannot start)."""
-    try:
-        rc = shell.run(argv, **kwargs).returncode
-    except OSError as e:
-        log(f"{argv[0]}: {e.strerror}")
-        sys.exit(127)
-    if rc:
-        sys.exit(status(rc))
-
-
-def status(rc):
-    """A child's return code as the shell's exit status (a signal N:
-    128 + N).
-
-    >>> status(2), status(-15)
-    (2, 143)
-    """
-    return rc if rc > 0 else 128 - rc
 
 
 def main(args):

@@ -92,3 +92,26 @@ def run(argv, check=False, **kwargs):
         done.check_returncode()
     return done
 
+
+def exit_status(rc):
+    """The exit status a shell gives for a child's return code RC: a
+    signal N (-N) is 128 + N.
+
+    >>> exit_status(2), exit_status(-15)
+    (2, 143)
+    """
+    return 128 - rc if rc < 0 else rc
+
+
+def must(argv, **kwargs):
+    """run(ARGV, **KWARGS), for a step the run cannot go on without: when
+    it fails, the run ends with its exit status (127 when it cannot
+    start, its reason said)."""
+    sys.stdout.flush()
+    try:
+        rc = run(argv, **kwargs).returncode
+    except OSError as e:
+        log(f"{argv[0]}: {e.strerror}")
+        sys.exit(127)
+    if rc:
+        sys.exit(exit_status(rc))
