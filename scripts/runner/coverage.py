@@ -11,7 +11,6 @@ and drawn by genhtml into html/.  The stages' own pass/fail counts are
 logged, not judged: make check does that.
 """
 
-import functools
 import glob
 import locale
 import os
@@ -33,8 +32,6 @@ HOST_TITLE = "krwq core on the host (GoogleTest, fuzz corpus replay)"
 TOTALS = re.compile(r" +(lines|functions|branches)")
 # GoogleTest's line on what ran
 GTEST_RAN = re.compile(r"[0-9]+ tests? from [0-9]+ test suites? ran")
-# a string that awk reads as a number, blanks around it allowed
-AWK_NUMBER = re.compile(r"[ \t\n]*[-+]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?[ \t\n]*")
 
 
 # --- the core on the host: GoogleTest and the fuzz corpus replayed
@@ -229,7 +226,7 @@ def unreached(tracefile, read_source):
     """unreached.txt's lines for the lines TRACEFILE of an lcov tracefile:
     "FILE:LINE: SOURCE" for every line with a count of 0, in the
     tracefile's order, then "FILE:LINE: N branch(es) never taken" for
-    every line with a branch never taken ("-" or 0), in sort -V's order.
+    every line with a branch never taken ("-" or 0), by file name and line.
     READ_SOURCE(FILE) gives FILE's lines ([] when it cannot).
 
     >>> info = ["SF:a.c", "DA:1,3", "DA:2,0", "BRDA:10,0,0,-", "BRDA:10,0,1,0",
@@ -248,17 +245,17 @@ def unreached(tracefile, read_source):
             src = read_source(sf)
         elif line.startswith("DA:"):
             a = line[3:].split(",")
-            if awk_zero(a[1] if len(a) > 1 else None):
-                n = int(awk_number(a[0]))
+            if count(a[1] if len(a) > 1 else None) == 0:
+                n = count(a[0])
                 out.append(f"{sf}:{n}: {src[n - 1] if 0 < n <= len(src) else ''}")
         elif line.startswith("BRDA:"):
             a = line[5:].split(",")
             taken = a[3] if len(a) > 3 else None
-            if taken == "-" or awk_zero(taken):
+            if count(taken) == 0:
                 key = f"{sf}:{a[0]}"
                 branches[key] = branches.get(key, 0) + 1
     never = [f"{k}: {n} branch(es) never taken" for k, n in branches.items()]
-    return out + sorted(never, key=functools.cmp_to_key(version_order))
+    return out + sorted(never, key=natural)
 
 
 def table(tracefile):
@@ -286,7 +283,7 @@ def table(tracefile):
             files.append(sf)
         elif key in totals:
             got[sf, key] = value
-            totals[key] += awk_number(value)
+            totals[key] += count(value)
     rows = [f"| `{f}` | {pct(got.get((f, 'LH')), got.get((f, 'LF')))} | "
             f"{pct(got.get((f, 'BRH')), got.get((f, 'BRF')))} |" for f in files]
     total = f"| all | {pct(totals['LH'], totals['LF'])} | {pct(totals['BRH'], totals['BRF'])} |"
@@ -301,43 +298,32 @@ def pct(hit, found):
     >>> pct(1, 3), pct("2", "3"), pct(None, "4"), pct(0, 0), pct(1, None)
     ('33.3% (1 of 3)', '66.7% (2 of 3)', '0.0% (0 of 4)', '-', '-')
     """
-    hit, found = awk_number(hit), awk_number(found)
+    hit, found = count(hit), count(found)
     if not found:
         return "-"
     return f"{100 * hit / found:.1f}% ({int(hit)} of {int(found)})"
 
 
-def awk_number(value):
-    """VALUE as awk reads a number from a string: its leading number, 0
-    when there is none (None too); numbers stay themselves.
+def count(field):
+    """An lcov tracefile's count FIELD as a number: 0 for "-" (a branch
+    never reached), for anything not a count and for none (None).
 
-    >>> awk_number("12"), awk_number(" 7x"), awk_number("-"), awk_number(None), awk_number(3)
-    (12, 7, 0, 0, 3)
+    >>> count("12"), count("0"), count("-"), count(None), count(3)
+    (12, 0, 0, 0, 3)
     """
-    if value is None:
-        return 0
-    if not isinstance(value, str):
-        return value
-    m = AWK_NUMBER.match(value)
-    if not m:
-        return 0
-    number = float(m.group(0))
-    return int(number) if number.is_integer() else number
+    if isinstance(field, int):
+        return field
+    return int(field) if field and field.isdigit() else 0
 
 
-def awk_zero(field):
-    """Whether awk's FIELD == 0 holds for a FIELD that split() made: one
-    that looks like a number compares as a number, any other as a
-    string, an absent one (None) as both.
+def natural(line):
+    """A sort key that orders LINE's runs of digits by their value: file
+    names, then line numbers (sort -V's order for these lines).
 
-    >>> awk_zero("0"), awk_zero("00"), awk_zero("3"), awk_zero("-"), awk_zero(None)
-    (True, True, False, False, True)
+    >>> sorted(["f.c:10: 1", "f_b.c:1: 1", "f.c:9: 1", "F.c:2: 1"], key=natural)
+    ['F.c:2: 1', 'f.c:9: 1', 'f.c:10: 1', 'f_b.c:1: 1']
     """
-    if field is None:
-        return True
-    if AWK_NUMBER.fullmatch(field):
-        return float(field) == 0
-    return field == "0"
+    return [int(p) if i % 2 else p for i, p in enumerate(re.split(r"([0-9]+)", line))]
 
 
 def shorten(line, root=ROOT):
@@ -353,137 +339,6 @@ def shorten(line, root=ROOT):
     """
     line = line.replace(f"{root}/build/coverage/module/src/", "", 1)
     return line.replace(f"{root}/", "", 1)
-
-
-def version_order(a, b):
-    """sort -V's order of the lines A and B, as cmp() gives it: GNU's
-    filevercmp on their bytes, then the locale's collation for a tie.
-
-    >>> sorted(["f.c:10: 1", "f_b.c:1: 1", "f.c:9: 1", "F.c:2: 1", "fa.c:1: 1"],
-    ...        key=functools.cmp_to_key(version_order))
-    ['F.c:2: 1', 'fa.c:1: 1', 'f.c:9: 1', 'f.c:10: 1', 'f_b.c:1: 1']
-    """
-    x, y = (s.encode("utf-8", "surrogateescape") for s in (a, b))
-    diff = filevercmp(x, y)
-    if diff or not x or not y:
-        return diff
-    diff = locale.strcoll(a, b)
-    return diff or (x > y) - (x < y)
-
-
-def filevercmp(a, b):
-    """gnulib's filevercmp on the byte strings A and B, as sort -V uses it
-    (coreutils 9): "" first, then "." and ".." and other names that start
-    with a dot; a name's file suffix ((\\.[A-Za-z~][A-Za-z0-9~]*)*$) is
-    left out unless the rest ties.  Negative, 0 or positive.
-
-    >>> [filevercmp(a, b) < 0 for a, b in ((b"a9", b"a10"), (b"a.c", b"a_c"), (b"a", b"a.c"),
-    ...                                     (b"a~1", b"a"), (b".x", b"a"), (b"Z", b"a"))]
-    [True, True, True, True, True, True]
-    """
-    if not a:
-        return -1 if b else 0
-    if not b:
-        return 1
-    if a[:1] == b".":
-        if b[:1] != b".":
-            return -1
-        if a == b".":
-            return -1 if b != b"." else 0
-        if b == b".":
-            return 1
-        if a == b"..":
-            return -1 if b != b".." else 0
-        if b == b"..":
-            return 1
-    elif b[:1] == b".":
-        return 1
-    ap, bp = prefix_len(a), prefix_len(b)
-    diff = verrevcmp(a[:ap], b[:bp])
-    if diff or (ap == len(a) and bp == len(b)):
-        return diff
-    return verrevcmp(a, b)
-
-
-def prefix_len(s):
-    """The length of the bytes S less their file suffix, the longest
-    match of (\\.[A-Za-z~][A-Za-z0-9~]*)*$ that is not all of S.
-
-    >>> prefix_len(b"a.tar.gz"), prefix_len(b"a.c:1: x"), prefix_len(b".c")
-    (1, 8, 2)
-    """
-    n, i, prefix = len(s), 0, 0
-    while i < n:
-        i += 1
-        prefix = i
-        while i + 1 < n and s[i] == ord(".") and (isalpha(s[i + 1]) or s[i + 1] == ord("~")):
-            i += 2
-            while i < n and (isalpha(s[i]) or isdigit(s[i]) or s[i] == ord("~")):
-                i += 1
-    return prefix
-
-
-def verrevcmp(a, b):
-    """Debian's comparison of the versions A and B (bytes), as gnulib has
-    it: runs of non-digits by order(), then runs of digits by value.
-
-    >>> verrevcmp(b"1.10", b"1.9") > 0, verrevcmp(b"1.0~rc1", b"1.0") < 0
-    (True, True)
-    """
-    i = j = 0
-    while i < len(a) or j < len(b):
-        first_diff = 0
-        while (i < len(a) and not isdigit(a[i])) or (j < len(b) and not isdigit(b[j])):
-            ac, bc = order(a, i), order(b, j)
-            if ac != bc:
-                return ac - bc
-            i += 1
-            j += 1
-        while i < len(a) and a[i] == ord("0"):
-            i += 1
-        while j < len(b) and b[j] == ord("0"):
-            j += 1
-        while i < len(a) and j < len(b) and isdigit(a[i]) and isdigit(b[j]):
-            if not first_diff:
-                first_diff = a[i] - b[j]
-            i += 1
-            j += 1
-        if i < len(a) and isdigit(a[i]):
-            return 1
-        if j < len(b) and isdigit(b[j]):
-            return -1
-        if first_diff:
-            return first_diff
-    return 0
-
-
-def order(s, pos):
-    """The weight of the byte of S at POS in verrevcmp(): the end -1, a
-    digit 0, a letter itself, ~ -2, any other byte after every letter.
-
-    >>> order(b"a", 1), order(b"5", 0), order(b"a", 0), order(b"~", 0), order(b".", 0)
-    (-1, 0, 97, -2, 302)
-    """
-    if pos == len(s):
-        return -1
-    c = s[pos]
-    if isdigit(c):
-        return 0
-    if isalpha(c):
-        return c
-    if c == ord("~"):
-        return -2
-    return c + 256
-
-
-def isdigit(c):
-    """Whether the byte C is an ASCII digit."""
-    return ord("0") <= c <= ord("9")
-
-
-def isalpha(c):
-    """Whether the byte C is an ASCII letter."""
-    return ord("a") <= c | 0x20 <= ord("z")
 
 
 # --- the helpers
@@ -508,7 +363,7 @@ def split_lines(text):
 
 
 def source_lines(path):
-    """The lines of the source file PATH as awk's getline reads them; []
+    """The lines of the source file PATH; []
     when it cannot be read."""
     try:
         return markers.read_lines(path)
