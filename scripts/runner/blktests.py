@@ -35,8 +35,7 @@ TOOL_PKGS = ("bash", "coreutils", "util-linux", "mount", "gawk", "sed", "grep", 
 # then udevadm settle returns at once), multipath-tools, dmsetup and its
 # rules, and sg_reset; their programs, libraries, plugins and rules
 SRP_PKGS = ("udev", "multipath-tools", "dmsetup", "sg3-utils")
-PKGS = ("git", "build-essential", "linux-source-6.1", *TOOL_PKGS, "udev", "multipath-tools",
-        "dmsetup", "sg3-utils")
+PKGS = ("git", "build-essential", "linux-source-6.1", *TOOL_PKGS, *SRP_PKGS)
 # the modules of Debian's package the guest loads beside krwq.ko and siw.ko
 MODULES = ("drivers/block/loop", "fs/ext4/ext4", "fs/jbd2/jbd2", "fs/mbcache", "lib/crc16",
            "fs/xfs/xfs", "lib/libcrc32c")
@@ -174,7 +173,7 @@ def pass_status(lines, device, group):
     True
     """
     for line in lines:
-        m = re.fullmatch(rf"@@blktests-status {device} {group} ([0-9]*) ([0-9]*) ([0-9]*)",
+        m = re.fullmatch(rf"@@blktests-status {device} {group} ([0-9]+) ([0-9]+) ([0-9]+)",
                          line)
         if m:
             return tuple(int(x) for x in m.groups())
