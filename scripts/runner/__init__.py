@@ -23,6 +23,8 @@ all share.
                of the source tree, krwq's version
   rootfs.py    a guest root folder from the host's files: copy_to_root,
                elf_libs, merge_usr, and its newc cpio
+  testkernel.py  scripts/test-kernel: the test kernel and its variants,
+                 built once from Debian's linux-source-6.1 and cached
   initramfs.py scripts/initramfs: the cached base image of the VM
   pyverbsroot.py  scripts/pyverbs-root: rdma-core's test suite for the VM
   stage.py     what the stages share: Tally (their "ok:" and "FAILED:"
