@@ -17,7 +17,7 @@ import shlex
 import shutil
 import subprocess
 
-from runner import boot, debiankernel, markers, paths, pkgs, rootfs, stage
+from runner import boot, markers, paths, pkgs, rootfs, shell, stage
 from runner.shell import ROOT, log, log_lines
 
 OUT = stage.OUT
@@ -224,13 +224,6 @@ def report(t, lines, tests, rel):
     log(f"krwq: {counts(rows, 1)}; rdma_rxe: {counts(rows, 2)}; siw: {counts(rows, 3)}")
 
 
-def run(argv, log_file, what, **kwargs):
-    """ARGV run with its output into LOG_FILE; Fatal(WHAT) when it fails."""
-    with open(log_file, "w") as f:
-        if subprocess.run(argv, stdout=f, stderr=subprocess.STDOUT, **kwargs).returncode:
-            raise Fatal(what)
-
-
 def blktests_tree(bt):
     """blktests at COMMIT in BT, from BLKTESTS_DIR or the cache's clone
     (cloned or fetched as need be), its src/ helpers built and the
@@ -251,8 +244,8 @@ def blktests_tree(bt):
     archive.stdout.close()
     if archive.wait() or untar.returncode:
         raise Fatal(f"blktests at {COMMIT}: not in {src}")
-    run(["make", "-s", "-C", bt], os.path.join(OUT, "blktests-build.log"),
-        f"blktests' helpers do not build ({OUT}/blktests-build.log)")
+    if not shell.logged(["make", "-s", "-C", bt], os.path.join(OUT, "blktests-build.log")):
+        raise Fatal(f"blktests' helpers do not build ({OUT}/blktests-build.log)")
     with open(os.path.join(ROOT, "scripts", "blktests", "soft-rdma-krwq.sh")) as f, \
             open(os.path.join(bt, "common", "multipath-over-rdma"), "a") as to:
         to.write(f.read())
@@ -274,15 +267,13 @@ def guest_tools(root):
 def debian_kernel():
     """(Debian's kernel tree as scripts/debian-kernel lays it out, its
     release, krwq.ko built for it)."""
-    try:
-        kdir = debiankernel.kernel()
-    except SystemExit:  # it said why
+    kdir = shell.output(["scripts/debian-kernel"])
+    if kdir is None:  # it said why
         raise Fatal("scripts/debian-kernel")
     with open(os.path.join(kdir, "release")) as f:
         rel = f.read().strip()
-    try:
-        ko = debiankernel.module(kdir)
-    except SystemExit:
+    ko = shell.output(["scripts/debian-kernel", "module"])
+    if ko is None:
         raise Fatal(f"krwq.ko for Debian's {rel} does not build")
     return kdir, rel, ko
 
@@ -308,9 +299,9 @@ def build_siw(rel, ko):
                          "--strip-components=5",
                          "linux-source-6.1/drivers/infiniband/sw/siw"]).returncode:
         raise Fatal(f"no siw sources in linux-source-6.1 {sver}")
-    run(["make", "-s", "-C", hdr, f"M={siw}", "CONFIG_RDMA_SIW=m", "modules"],
-        os.path.join(OUT, "siw-build.log"),
-        f"siw.ko does not build against {hdr} ({OUT}/siw-build.log)")
+    if not shell.logged(["make", "-s", "-C", hdr, f"M={siw}", "CONFIG_RDMA_SIW=m", "modules"],
+                        os.path.join(OUT, "siw-build.log")):
+        raise Fatal(f"siw.ko does not build against {hdr} ({OUT}/siw-build.log)")
     built = os.path.join(siw, "siw.ko")
     if boot.modinfo("vermagic", built) != boot.modinfo("vermagic", ko):
         raise Fatal("siw.ko's vermagic is not krwq.ko's")

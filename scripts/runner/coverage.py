@@ -47,12 +47,12 @@ def host():
     shutil.rmtree(folder, ignore_errors=True)
     os.makedirs(profiles)
     gtest_log = os.path.join(folder, "gtest.log")
-    if not logged(["build/host-cov/rq_test"], gtest_log,
+    if not shell.logged(["build/host-cov/rq_test"], gtest_log,
                   LLVM_PROFILE_FILE=os.path.join(profiles, "gtest-%p.profraw")):
         log(f"host GoogleTest failed (see {gtest_log}); counting what ran")
     corpus = collated(files_under("kunit/host/fuzz-corpus"))
     fuzz_log = os.path.join(folder, "fuzz.log")
-    if not logged(["build/host-cov/rq_fuzz", *corpus], fuzz_log,
+    if not shell.logged(["build/host-cov/rq_fuzz", *corpus], fuzz_log,
                   LLVM_PROFILE_FILE=os.path.join(profiles, "fuzz-%p.profraw")):
         log(f"the corpus replay failed (see {fuzz_log}); counting what ran")
     ran = "\n".join(GTEST_RAN.findall("\n".join(markers.read_lines(gtest_log))))
@@ -112,7 +112,7 @@ def module_build(src, kdir):
     if not paths.copy_tree(src):
         sys.exit(1)  # copy_tree named what it could not copy
     build_log = os.path.join(OUT, "module", "build.log")
-    if not logged(["make", "-C", kdir, f"M={src}", "KRWQ_GCOV=1", "modules"], build_log):
+    if not shell.logged(["make", "-C", kdir, f"M={src}", "KRWQ_GCOV=1", "modules"], build_log):
         stage.show_file(build_log, last=20)
         die(f"the gcov build failed ({build_log})")
     if not any(n.endswith(".gcno") for _, dirs, names in os.walk(os.path.join(src, "module"))
@@ -382,19 +382,6 @@ def named_under(folder, suffix):
     """What under FOLDER has a name ending with SUFFIX (find -name)."""
     return [os.path.join(top, n) for top, dirs, names in os.walk(folder)
             for n in dirs + names if n.endswith(suffix)]
-
-
-def logged(argv, log_file, **env):
-    """ARGV run with its standard output and error in the file LOG_FILE
-    (one it cannot start says so there), the variables ENV added to its
-    environment; whether it succeeded."""
-    with open(log_file, "wb") as f:
-        try:
-            return shell.run(argv, stdout=f, stderr=subprocess.STDOUT,
-                             env=dict(os.environ, **env)).returncode == 0
-        except OSError as e:
-            f.write(f"{argv[0]}: {e.strerror}\n".encode())
-            return False
 
 
 def main(args):

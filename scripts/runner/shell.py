@@ -115,3 +115,16 @@ def must(argv, **kwargs):
         sys.exit(127)
     if rc:
         sys.exit(exit_status(rc))
+
+
+def logged(argv, log_file, **env):
+    """ARGV run with its standard output and error in the file LOG_FILE
+    (one it cannot start says so there), the variables ENV added to its
+    environment; whether it succeeded."""
+    with open(log_file, "wb") as f:
+        try:
+            return run(argv, stdout=f, stderr=subprocess.STDOUT,
+                       env=dict(os.environ, **env)).returncode == 0
+        except OSError as e:
+            f.write(f"{argv[0]}: {e.strerror}\n".encode())
+            return False
